@@ -1,0 +1,77 @@
+// Command simrun is how engineers use xpwc without writing Go: replay
+// scenarios, explore a design of the model, launch a model against a cache
+// file, inspect a cache file, and benchmark. See docs/simrun.md.
+//
+// Exit codes: 0 success; 1 the work ran and found a problem (a failing
+// scenario, a violation, an invalid file); 2 usage error.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+// env carries what a subcommand may touch, so tests can run one in-process.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command struct {
+	run  func(e *env, args []string) int
+	help string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"replay":  {cmdReplay, "replay scenario files against the model and the cache"},
+		"explore": {cmdExplore, "explore a design of the lifecycle model exhaustively"},
+		"random":  {cmdRandom, "random conformance runs of the cache against the model"},
+		"kernels": {cmdKernels, "list the registered kernels with seed and fingerprint"},
+		"inspect": {cmdInspect, "inspect a cache file"},
+		"launch":  {cmdLaunch, "launch a model against a cache file"},
+		"bench":   {cmdBench, "benchmark cold and warm launches"},
+	}
+}
+
+func main() {
+	os.Exit(run(&env{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
+}
+
+func run(e *env, args []string) int {
+	if len(args) == 0 {
+		return cmdSuite(e, nil)
+	}
+	cmds := commands()
+	if c, ok := cmds[args[0]]; ok {
+		return c.run(e, args[1:])
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(e.stdout, cmds)
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "simrun: unknown command %q\n", args[0])
+	usage(e.stderr, cmds)
+	return exitUsage
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "usage: simrun [command] [flags]")
+	fmt.Fprintln(w, "with no command, runs the embedded scenario suite, a bounded exploration and a short random run")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].help)
+	}
+}
