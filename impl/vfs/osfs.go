@@ -1,0 +1,84 @@
+package vfs
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// OS returns the filesystem of the operating system. The platform-specific
+// calls (mmap, flock, fallocate, fdatasync) live in the osfs_*.go files; this
+// file holds what package os already does portably.
+func OS() FS { return osFS{} }
+
+type osFS struct{}
+
+var _ FS = osFS{}
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	// os.OpenFile already passes O_CLOEXEC on every platform that has it; we
+	// rely on that instead of OR-ing a platform constant in here, so forked
+	// children never inherit a descriptor or the lock it carries.
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &osFile{f: f}, nil
+}
+
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+func (osFS) Remove(name string) error { return os.Remove(name) }
+
+func (osFS) Stat(name string) (os.FileInfo, error) { return os.Stat(name) }
+
+func (osFS) ReadDir(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(des))
+	for i, de := range des {
+		names[i] = de.Name()
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	cerr := d.Close()
+	if serr != nil {
+		return serr
+	}
+	return cerr
+}
+
+func (osFS) PageSize() int { return os.Getpagesize() }
+
+// osFile is an *os.File; only the positionless calls are used, so one
+// osFile is safe for concurrent ReadAt/WriteAt as the contract requires.
+type osFile struct {
+	f *os.File
+}
+
+var _ File = (*osFile)(nil)
+
+func (o *osFile) ReadAt(p []byte, off int64) (int, error)  { return o.f.ReadAt(p, off) }
+func (o *osFile) WriteAt(p []byte, off int64) (int, error) { return o.f.WriteAt(p, off) }
+func (o *osFile) Close() error                             { return o.f.Close() }
+func (o *osFile) Name() string                             { return o.f.Name() }
+func (o *osFile) Truncate(size int64) error                { return o.f.Truncate(size) }
+func (o *osFile) Sync() error                              { return o.f.Sync() }
+
+func (o *osFile) Size() (int64, error) {
+	fi, err := o.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

@@ -1,0 +1,175 @@
+//go:build unix
+
+package vfs_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+)
+
+func openTemp(t *testing.T, fsys vfs.FS, name string) vfs.File {
+	t.Helper()
+	f, err := fsys.OpenFile(filepath.Join(t.TempDir(), name), os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+// Two opens of one path in one process are two open file descriptions, so
+// their flocks conflict exactly as two processes' would. The cache relies on
+// this for its in-process tests of lock contention.
+func TestOSLockConflictsBetweenOpens(t *testing.T) {
+	fsys := vfs.OS()
+	path := filepath.Join(t.TempDir(), "c.lock")
+	a, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	defer b.Close()
+
+	require.NoError(t, a.Lock(vfs.LockExclusive, false))
+	require.ErrorIs(t, b.Lock(vfs.LockShared, false), vfs.ErrWouldBlock)
+	require.ErrorIs(t, b.Lock(vfs.LockExclusive, false), vfs.ErrWouldBlock)
+
+	// Converting to shared lets other shared holders in.
+	require.NoError(t, a.Lock(vfs.LockShared, false))
+	require.NoError(t, b.Lock(vfs.LockShared, false))
+	require.ErrorIs(t, a.Lock(vfs.LockExclusive, false), vfs.ErrWouldBlock)
+
+	require.NoError(t, b.Unlock())
+	require.NoError(t, a.Lock(vfs.LockExclusive, false))
+	// Close releases the lock.
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Lock(vfs.LockExclusive, false))
+}
+
+func TestOSMapSyncProtect(t *testing.T) {
+	fsys := vfs.OS()
+	ps := fsys.PageSize()
+	f := openTemp(t, fsys, "data")
+	require.NoError(t, f.Allocate(0, int64(2*ps)))
+	size, err := f.Size()
+	require.NoError(t, err)
+	require.Equal(t, int64(2*ps), size)
+
+	m, err := f.Map(int64(ps), ps, vfs.ProtReadWrite)
+	require.NoError(t, err)
+	require.Equal(t, int64(ps), m.Offset())
+	require.Len(t, m.Bytes(), ps)
+	copy(m.Bytes(), "packed")
+	require.NoError(t, m.Sync())
+
+	// Stores through a shared mapping are visible to ReadAt at once.
+	got := make([]byte, 6)
+	_, err = f.ReadAt(got, int64(ps))
+	require.NoError(t, err)
+	require.Equal(t, "packed", string(got))
+
+	require.NoError(t, m.Protect(vfs.ProtRead))
+	require.Equal(t, byte('p'), m.Bytes()[0])
+
+	// The mapping outlives the descriptor it was made from.
+	require.NoError(t, f.Close())
+	require.Equal(t, "packed", string(m.Bytes()[:6]))
+	require.NoError(t, m.Close())
+	require.NoError(t, m.Close(), "second Close is a no-op")
+	require.Error(t, m.Sync())
+	require.Error(t, m.Protect(vfs.ProtRead))
+}
+
+func TestOSMapRejectsBadArguments(t *testing.T) {
+	fsys := vfs.OS()
+	f := openTemp(t, fsys, "data")
+	require.NoError(t, f.Allocate(0, int64(fsys.PageSize())))
+	_, err := f.Map(0, 0, vfs.ProtRead)
+	require.Error(t, err)
+	_, err = f.Map(1, 16, vfs.ProtRead) // offset not page-aligned
+	require.Error(t, err)
+}
+
+func TestOSAllocateExtendsAndKeepsData(t *testing.T) {
+	fsys := vfs.OS()
+	f := openTemp(t, fsys, "data")
+	_, err := f.WriteAt([]byte("head"), 0)
+	require.NoError(t, err)
+	err = f.Allocate(4096, 8192)
+	if errors.Is(err, vfs.ErrNotSupported) {
+		t.Skip("filesystem of the temp dir has no fallocate")
+	}
+	require.NoError(t, err)
+	size, err := f.Size()
+	require.NoError(t, err)
+	require.Equal(t, int64(4096+8192), size)
+	got := make([]byte, 4)
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err)
+	require.Equal(t, "head", string(got))
+	require.NoError(t, f.SyncData())
+	require.NoError(t, f.Sync())
+}
+
+func TestOSDirectoryOperations(t *testing.T) {
+	fsys := vfs.OS()
+	dir := t.TempDir()
+	for _, n := range []string{"b", "a", "c"} {
+		f, err := fsys.OpenFile(filepath.Join(dir, n), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	names, err := fsys.ReadDir(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, names)
+
+	require.NoError(t, fsys.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "b")))
+	require.NoError(t, fsys.Remove(filepath.Join(dir, "c")))
+	require.NoError(t, fsys.SyncDir(dir))
+	names, err = fsys.ReadDir(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, names)
+
+	_, err = fsys.Stat(filepath.Join(dir, "a"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = fsys.OpenFile(filepath.Join(dir, "missing", "x"), os.O_RDWR|os.O_CREATE, 0o644)
+	require.ErrorIs(t, err, fs.ErrNotExist, "the seam never creates directories")
+	require.ErrorIs(t, fsys.SyncDir(filepath.Join(dir, "missing")), fs.ErrNotExist)
+}
+
+// A renamed-over file stays readable through an existing mapping: this is
+// why the cache replaces files instead of truncating them (PR 20337).
+func TestOSMappingSurvivesRenameOver(t *testing.T) {
+	fsys := vfs.OS()
+	ps := fsys.PageSize()
+	dir := t.TempDir()
+	live, tmp := filepath.Join(dir, "live"), filepath.Join(dir, "tmp")
+	f, err := fsys.OpenFile(live, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, f.Allocate(0, int64(ps)))
+	_, err = f.WriteAt([]byte("old"), 0)
+	require.NoError(t, err)
+	m, err := f.Map(0, ps, vfs.ProtRead)
+	require.NoError(t, err)
+	defer m.Close()
+	require.NoError(t, f.Close())
+
+	g, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	_, err = g.WriteAt([]byte("new"), 0)
+	require.NoError(t, err)
+	require.NoError(t, g.Close())
+	require.NoError(t, fsys.Rename(tmp, live))
+	require.Equal(t, "old", string(m.Bytes()[:3]))
+}
+
+func TestOSPageSize(t *testing.T) {
+	ps := vfs.OS().PageSize()
+	require.Positive(t, ps)
+	require.Zero(t, ps&(ps-1), "page size is a power of two")
+}
