@@ -85,4 +85,3 @@ func fillUniform(x []float32, seed uint64, scale float32) {
 		x[i] = float32(int32(uint32(z))) * f
 	}
 }
-
