@@ -1,0 +1,44 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"unsafe"
+)
+
+// readFull reads len(buf) bytes at off. A short read at end of file means the
+// file is shorter than the size the caller passed (truncated under us, or a
+// wrong size), which is reported as ErrTooSmall so that callers rebuild; any
+// other read error is an I/O failure and is returned as such, not as
+// corruption (G8 treats the two differently).
+func readFull(r io.ReaderAt, off int64, buf []byte, field string) error {
+	n, err := r.ReadAt(buf, off)
+	if n == len(buf) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ferr(off+int64(n), field, uint64(n), ErrTooSmall)
+	}
+	return fmt.Errorf("xpwc: reading %s at offset %d: %w", field, off, err)
+}
+
+// bytesString views b as a string without copying. The parsers read an index
+// into a private buffer that is never written again and slice every entry
+// name out of one such string, so a million names cost no allocation beyond
+// the buffer itself.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// parsedV3Name returns the stored name (weight NUL bias) of an entry decoded
+// by decodeV3Index without building it: there Weight and Bias are slices of
+// one buffer with the separator between them, and Weight is never empty, so
+// the whole name is the len(Weight)+1+len(Bias) bytes from Weight's start.
+// It must not be called on any other Entry.
+func parsedV3Name(e *Entry) string {
+	return unsafe.String(unsafe.StringData(e.Key.Weight), len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias))
+}

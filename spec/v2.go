@@ -1,0 +1,214 @@
+package spec
+
+import (
+	"encoding/binary"
+	"io"
+	"strings"
+)
+
+// v2 is ExecuTorch's XNNWeightsCache file (kCacheVersion 2, PR #20170),
+// byte-exact. Layout, all little-endian:
+//
+//	[0, index_start)        packed data regions, each at a page-aligned offset
+//	[index_start, size-20)  entries back to back, no padding:
+//	                        name_len u32 | name | file_offset u64 | data_size u64 | seed u32
+//	[size-20, size)         footer: index_start u64 | entry_count u32 | magic u32 | version u32
+//
+// docs/format.md lists every check ParseV2 makes and where it is stricter
+// than ExecuTorch.
+const (
+	// V2Magic is kCacheMagic. Stored little-endian its bytes read "CWPX".
+	V2Magic uint32 = 0x58505743
+	// V2Version is kCacheVersion; v1 entries had no seed (PR #20170).
+	V2Version uint32 = 2
+	// V2FooterSize is the size of the footer at the end of the file.
+	V2FooterSize = 20
+	// V2EntryFixedSize is the size of an entry without its name bytes.
+	V2EntryFixedSize = 4 + 8 + 8 + 4
+	// V2Alignment is the alignment ParseV2 demands of data offsets.
+	// ExecuTorch rounds offsets up to sysconf(_SC_PAGESIZE), which is 4 KiB
+	// or 16 KiB on its targets, so every offset it writes is a multiple of
+	// 4 KiB.
+	V2Alignment = 4096
+	// V2MaxNameLen bounds a stored v2 name: a weight name and a bias name,
+	// each at most MaxNameLen, concatenated.
+	V2MaxNameLen = 2 * MaxNameLen
+)
+
+// V2File is a parsed, validated v2 file.
+type V2File struct {
+	// Size is the file size the file was parsed with.
+	Size int64
+	// IndexStart is the offset of the first entry; data lies before it.
+	IndexStart uint64
+	// Entries in index order (ExecuTorch writes hash-map order). Names share
+	// one backing string.
+	Entries []Entry
+	// LiveBytes is the sum of the entries' data sizes. GarbageBytes is the
+	// rest of [0, IndexStart): page padding, old trailers left by earlier
+	// saves, and regions no entry references.
+	LiveBytes, GarbageBytes uint64
+}
+
+// EncodeV2Index encodes entries and the footer exactly as ExecuTorch's
+// save_packed_index does, for writing at indexStart; the file must end right
+// after the returned bytes. Each entry's stored name is Key.V2Name(). The
+// caller supplies valid entries (ParseV2 says what valid means); the encoder
+// does not check them so that tests can build invalid files with it.
+func EncodeV2Index(indexStart uint64, entries []Entry) []byte {
+	n := V2FooterSize
+	for i := range entries {
+		n += V2EntryFixedSize + len(entries[i].Key.Weight) + len(entries[i].Key.Bias)
+	}
+	b := make([]byte, 0, n)
+	le := binary.LittleEndian
+	for i := range entries {
+		e := &entries[i]
+		b = le.AppendUint32(b, uint32(len(e.Key.Weight)+len(e.Key.Bias)))
+		b = append(b, e.Key.Weight...)
+		b = append(b, e.Key.Bias...)
+		b = le.AppendUint64(b, e.Offset)
+		b = le.AppendUint64(b, e.Size)
+		b = le.AppendUint32(b, e.Key.Seed)
+	}
+	return appendV2Footer(b, indexStart, uint32(len(entries)), V2Version)
+}
+
+// appendV2Footer appends a footer; the version is a parameter so tests can
+// write v1 and future footers.
+func appendV2Footer(b []byte, indexStart uint64, count, version uint32) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint64(b, indexStart)
+	b = le.AppendUint32(b, count)
+	b = le.AppendUint32(b, V2Magic)
+	return le.AppendUint32(b, version)
+}
+
+// V2Footer is the decoded footer of a v2 file, before any check.
+type V2Footer struct {
+	IndexStart uint64
+	Count      uint32
+	Magic      uint32
+	Version    uint32
+}
+
+// DecodeV2Footer decodes the last V2FooterSize bytes of a file without
+// checking them (simrun inspect shows them for files that fail).
+func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
+	le := binary.LittleEndian
+	return V2Footer{
+		IndexStart: le.Uint64(b[0:]),
+		Count:      le.Uint32(b[8:]),
+		Magic:      le.Uint32(b[12:]),
+		Version:    le.Uint32(b[16:]),
+	}
+}
+
+// ParseV2 reads and validates a v2 file of the given size through r. It
+// never reads outside [0, size), and allocates at most the index bytes plus
+// one Entry per V2EntryFixedSize index bytes, whatever the footer declares
+// (G7). Every error matches ErrCorrupt unless it is an I/O error from r.
+func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
+	if size < V2FooterSize {
+		return nil, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
+	}
+	footOff := size - V2FooterSize
+	var fb [V2FooterSize]byte
+	if err := readFull(r, footOff, fb[:], "footer"); err != nil {
+		return nil, err
+	}
+	f := DecodeV2Footer(fb)
+	// Same order as ExecuTorch's load_packed_cache: magic, version, then
+	// index_start, so an ExecuTorch v1 file reports its version.
+	if f.Magic != V2Magic {
+		return nil, ferr(footOff+12, "magic", uint64(f.Magic), ErrBadMagic)
+	}
+	if f.Version != V2Version {
+		return nil, ferr(footOff+16, "version", uint64(f.Version), &VersionError{Got: f.Version, Want: V2Version})
+	}
+	if f.IndexStart > uint64(footOff) {
+		return nil, ferr(footOff, "index_start", f.IndexStart, ErrIndexOutOfBounds)
+	}
+	// ExecuTorch rejects the zero-entry trailer (index_start == size-20) but
+	// loads zero entries from a count of 0 with index bytes present (#20562);
+	// both are rejected here.
+	if f.Count == 0 {
+		return nil, ferr(footOff+8, "entry_count", 0, ErrEmptyIndex)
+	}
+	indexLen := uint64(footOff) - f.IndexStart
+	// The count must fit the index before anything is allocated for it:
+	// this bounds the Entries slice by the real file size.
+	if uint64(f.Count) > indexLen/V2EntryFixedSize {
+		return nil, ferr(footOff+8, "entry_count", uint64(f.Count), ErrCountMismatch)
+	}
+	buf := make([]byte, indexLen)
+	if err := readFull(r, int64(f.IndexStart), buf, "index"); err != nil {
+		return nil, err
+	}
+	entries, err := decodeV2Entries(buf, f)
+	if err != nil {
+		return nil, err
+	}
+	v := &V2File{Size: size, IndexStart: f.IndexStart, Entries: entries}
+	for i := range entries {
+		v.LiveBytes += entries[i].Size
+	}
+	v.GarbageBytes = f.IndexStart - v.LiveBytes
+	return v, nil
+}
+
+// decodeV2Entries decodes and validates the index bytes buf read from
+// f.IndexStart.
+func decodeV2Entries(buf []byte, f V2Footer) ([]Entry, error) {
+	le := binary.LittleEndian
+	names := bytesString(buf)
+	entries := make([]Entry, f.Count)
+	pos := 0
+	at := func(p int) int64 { return int64(f.IndexStart) + int64(p) }
+	for i := range entries {
+		rest := len(buf) - pos
+		if rest < 4 {
+			// The index ran out before the declared count: ExecuTorch stops
+			// here and loads what it has (#20562's 63-byte file).
+			return nil, ferr(at(pos), "entry_count", uint64(f.Count), ErrCountMismatch)
+		}
+		nameLen := le.Uint32(buf[pos:])
+		if rest < V2EntryFixedSize || uint64(nameLen) > uint64(rest-V2EntryFixedSize) {
+			return nil, ferr(at(pos), "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+		}
+		if nameLen == 0 || nameLen > V2MaxNameLen {
+			return nil, ferr(at(pos), "name_len", uint64(nameLen), ErrBadName)
+		}
+		nameOff := pos + 4
+		name := names[nameOff : nameOff+int(nameLen)]
+		if strings.Contains(name, NameSeparator) {
+			// A NUL would make the name ambiguous once converted to v3.
+			return nil, ferr(at(nameOff), "name", uint64(nameLen), ErrBadName)
+		}
+		p := nameOff + int(nameLen)
+		e := &entries[i]
+		e.Key.Weight = name
+		e.Offset = le.Uint64(buf[p:])
+		e.Size = le.Uint64(buf[p+8:])
+		e.Key.Seed = le.Uint32(buf[p+16:])
+		// offset < index_start and size <= index_start - offset, as
+		// ExecuTorch checks, written so neither side can overflow.
+		if e.Offset >= f.IndexStart || e.Size > f.IndexStart-e.Offset {
+			return nil, ferr(at(p), "file_offset", e.Offset, ErrEntryOutOfBounds)
+		}
+		if e.Offset%V2Alignment != 0 {
+			return nil, ferr(at(p), "file_offset", e.Offset, ErrMisaligned)
+		}
+		pos = p + 20
+	}
+	if pos != len(buf) {
+		return nil, ferr(at(pos), "index", uint64(len(buf)-pos), ErrTrailingBytes)
+	}
+	if i := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight }); i >= 0 {
+		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
+	}
+	if a, b := checkNoOverlap(entries); a >= 0 {
+		return nil, ferr(int64(f.IndexStart), "file_offset", entries[b].Offset, overlapErr(a, b))
+	}
+	return entries, nil
+}

@@ -1,0 +1,175 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// A v3 index block: a 16-byte header (magic, entry count u64) followed by
+// count entries, each
+//
+//	offset u64 | size u64 | fingerprint u64 | source u64 | seed u32 | crc u32 |
+//	name_len u32 | name (weight NUL bias) | zero padding to a multiple of 8
+//
+// Fixed fields come first and every entry starts 8-aligned, so a reader on a
+// strict-alignment machine can decode the block in place from a mapping.
+const (
+	// V3IndexHeaderSize is the size of the index block header.
+	V3IndexHeaderSize = 16
+	// V3EntryFixedSize is the size of an entry without name and padding.
+	V3EntryFixedSize = 8 + 8 + 8 + 8 + 4 + 4 + 4
+	// V3MinEntrySize is the smallest encoded entry: a one-byte weight name
+	// and its separator, padded. It bounds the count a block can hold.
+	V3MinEntrySize = (V3EntryFixedSize + 2 + 7) &^ 7
+)
+
+// v3EntrySize is the encoded size of an entry whose name is nameLen bytes.
+func v3EntrySize(nameLen int) int { return (V3EntryFixedSize + nameLen + 7) &^ 7 }
+
+// EncodeV3Index encodes entries, in the given order, as a v3 index block.
+// Names are Key.Name(). As with EncodeV2Index, validity is the caller's
+// business and ParseV3's to check.
+func EncodeV3Index(entries []Entry) []byte {
+	n := V3IndexHeaderSize
+	for i := range entries {
+		n += v3EntrySize(len(entries[i].Key.Weight) + len(NameSeparator) + len(entries[i].Key.Bias))
+	}
+	b := make([]byte, 0, n)
+	le := binary.LittleEndian
+	b = append(b, v3IndexMagic[:]...)
+	b = le.AppendUint64(b, uint64(len(entries)))
+	for i := range entries {
+		e := &entries[i]
+		start := len(b)
+		b = le.AppendUint64(b, e.Offset)
+		b = le.AppendUint64(b, e.Size)
+		b = le.AppendUint64(b, e.Key.Fingerprint)
+		b = le.AppendUint64(b, e.Key.Source)
+		b = le.AppendUint32(b, e.Key.Seed)
+		b = le.AppendUint32(b, e.CRC)
+		b = le.AppendUint32(b, uint32(len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias)))
+		b = append(b, e.Key.Weight...)
+		b = append(b, NameSeparator...)
+		b = append(b, e.Key.Bias...)
+		for (len(b)-start)%8 != 0 {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+// NewCommit returns the commit that names index, an encoded index block
+// written at indexOff, as generation generation of a file with pageSize.
+func NewCommit(generation uint64, pageSize int, indexOff uint64, index []byte) Commit {
+	return Commit{
+		Generation: generation,
+		IndexOff:   indexOff,
+		IndexLen:   uint64(len(index)),
+		IndexCRC:   CRC32C(index),
+		PageSize:   uint32(pageSize),
+	}
+}
+
+// v3Bounds is what an index is validated against.
+type v3Bounds struct {
+	size     uint64 // file size
+	header   uint64 // header size = page size
+	page     uint64
+	indexOff uint64
+	indexLen uint64
+}
+
+// decodeV3Index decodes and validates an index block already read into buf
+// (whose CRC the caller has checked).
+func decodeV3Index(buf []byte, bd v3Bounds) ([]Entry, error) {
+	le := binary.LittleEndian
+	at := func(p int) int64 { return int64(bd.indexOff) + int64(p) }
+	if len(buf) < V3IndexHeaderSize {
+		return nil, ferr(at(0), "index length", uint64(len(buf)), ErrIndexOutOfBounds)
+	}
+	if !bytes.Equal(buf[:8], v3IndexMagic[:]) {
+		return nil, ferr(at(0), "index magic", le.Uint64(buf), ErrBadMagic)
+	}
+	count := le.Uint64(buf[8:])
+	// Before allocating: the block must be able to hold count entries of the
+	// minimum size, so Entries is bounded by the file size (G7).
+	if count > uint64(len(buf)-V3IndexHeaderSize)/V3MinEntrySize {
+		return nil, ferr(at(8), "entry count", count, ErrCountMismatch)
+	}
+	names := bytesString(buf)
+	entries := make([]Entry, count)
+	pos := V3IndexHeaderSize
+	for i := range entries {
+		rest := len(buf) - pos
+		if rest == 0 {
+			return nil, ferr(at(8), "entry count", count, ErrCountMismatch)
+		}
+		if rest < V3EntryFixedSize {
+			return nil, ferr(at(pos), "entry", uint64(rest), ErrEntryOutOfBounds)
+		}
+		e := &entries[i]
+		e.Offset = le.Uint64(buf[pos:])
+		e.Size = le.Uint64(buf[pos+8:])
+		e.Key.Fingerprint = le.Uint64(buf[pos+16:])
+		e.Key.Source = le.Uint64(buf[pos+24:])
+		e.Key.Seed = le.Uint32(buf[pos+32:])
+		e.CRC = le.Uint32(buf[pos+36:])
+		nameLen := le.Uint32(buf[pos+40:])
+		if uint64(nameLen) > uint64(rest-V3EntryFixedSize) {
+			return nil, ferr(at(pos+40), "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+		}
+		nameOff := pos + V3EntryFixedSize
+		end := nameOff + int(nameLen)
+		w, bias, ok := SplitName(names[nameOff:end])
+		if !ok || w == "" || !ValidTensorName(w) || !ValidTensorName(bias) {
+			return nil, ferr(at(nameOff), "name", uint64(nameLen), ErrBadName)
+		}
+		e.Key.Weight, e.Key.Bias = w, bias
+		next := pos + v3EntrySize(int(nameLen))
+		if next > len(buf) {
+			return nil, ferr(at(end), "padding", uint64(next-len(buf)), ErrEntryOutOfBounds)
+		}
+		for _, c := range buf[end:next] {
+			if c != 0 {
+				// Canonical encoding: a file that parses re-encodes to the
+				// same bytes, which the round-trip fuzz target relies on.
+				return nil, ferr(at(end), "padding", uint64(c), ErrTrailingBytes)
+			}
+		}
+		if err := checkV3Range(e, bd, at(pos)); err != nil {
+			return nil, err
+		}
+		pos = next
+	}
+	if pos != len(buf) {
+		return nil, ferr(at(pos), "index", uint64(len(buf)-pos), ErrTrailingBytes)
+	}
+	// Names are unique: a save that re-packs a weight replaces its entry, so
+	// two entries with one name (even with different seeds) mean a broken
+	// writer, and a look-up could not tell which one the index meant.
+	if i := checkUniqueNames(entries, parsedV3Name); i >= 0 {
+		return nil, ferr(at(0), "name", uint64(i), ErrDuplicateName)
+	}
+	if a, b := checkNoOverlap(entries); a >= 0 {
+		return nil, ferr(at(0), "offset", entries[b].Offset, overlapErr(a, b))
+	}
+	return entries, nil
+}
+
+// checkV3Range validates one entry's data range: page-aligned, after the
+// header, inside the file, clear of the index block.
+func checkV3Range(e *Entry, bd v3Bounds, off int64) error {
+	if e.Offset%bd.page != 0 {
+		return ferr(off, "offset", e.Offset, ErrMisaligned)
+	}
+	if e.Offset < bd.header {
+		return ferr(off, "offset", e.Offset, ErrEntryOutOfBounds)
+	}
+	if e.Offset > bd.size || e.Size > bd.size-e.Offset {
+		return ferr(off+8, "size", e.Size, ErrEntryOutOfBounds)
+	}
+	if rangesOverlap(e.Offset, e.Size, bd.indexOff, bd.indexLen) {
+		return ferr(off, "offset", e.Offset, ErrEntryOutOfBounds)
+	}
+	return nil
+}

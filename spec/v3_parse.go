@@ -1,0 +1,138 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// V3File is a parsed, validated v3 file as of its newest loadable commit.
+type V3File struct {
+	// Size is the file size the file was parsed with.
+	Size int64
+	// Commit is the commit whose index was loaded; Slot is its position.
+	Commit Commit
+	Slot   int
+	// PageSize is Commit.PageSize as an int: header size and data alignment.
+	PageSize int
+	// Entries in index order. Names share one backing string.
+	Entries []Entry
+	// LiveBytes is the sum of the entries' data sizes; GarbageBytes is every
+	// other byte after the header and outside the committed index: padding,
+	// superseded index blocks, stale and uncommitted data (G4 counts it).
+	LiveBytes, GarbageBytes uint64
+	// SlotErrors says why a slot was not used: the slot's check error,
+	// ErrNoCommit for a generation-0 slot, or the index error that made
+	// ParseV3 fall back to the other slot. It is nil for the loaded slot and
+	// for a valid older slot that was not needed.
+	SlotErrors [2]error
+}
+
+// ReadCommitSlots reads and checks both commit slots of a v3 file. It is
+// ParseV3's first step, exported so that simrun inspect can show why each
+// slot was or was not usable. size must be at least 2*V3SlotSize.
+func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
+	var commits [2]Commit
+	var errs [2]error
+	if size < 2*V3SlotSize {
+		return commits, errs, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
+	}
+	var b [2 * V3SlotSize]byte
+	if err := readFull(r, 0, b[:], "commit slots"); err != nil {
+		return commits, errs, err
+	}
+	for pos := range 2 {
+		commits[pos], errs[pos] = ParseCommitSlot(b[pos*V3SlotSize:], pos)
+		if errs[pos] == nil && commits[pos].Generation == 0 {
+			errs[pos] = ferr(int64(pos)*V3SlotSize+slotGenOff, "generation", 0, ErrNoCommit)
+		}
+	}
+	return commits, errs, nil
+}
+
+// ParseV3 reads and validates a v3 file of the given size through r. It
+// loads the newest commit whose slot and index are valid: normally the
+// newest valid slot; if that slot's index fails (which the save protocol
+// never causes, but bit rot can) it falls back to the other committed slot,
+// whose index and data a save never overwrites. When nothing loads it
+// returns ErrNoCommit if no slot holds a commit, else the newest commit's
+// index error. Data bytes are not read; see VerifyEntryData.
+//
+// Allocation is at most the committed index's size plus one Entry per
+// V3MinEntrySize index bytes, and the index must lie inside the file (G7).
+func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
+	commits, slotErrs, err := ReadCommitSlots(r, size)
+	if err != nil {
+		return nil, err
+	}
+	order := []int{0, 1}
+	if commits[1].Generation > commits[0].Generation {
+		order = []int{1, 0}
+	}
+	var firstErr error
+	for _, pos := range order {
+		if slotErrs[pos] != nil {
+			continue
+		}
+		f, err := parseV3Commit(r, size, commits[pos])
+		if err != nil {
+			slotErrs[pos] = err
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		f.Slot = pos
+		f.SlotErrors = slotErrs
+		return f, nil
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return nil, ferr(0, "commit slots", 0,
+		fmt.Errorf("%w (slot 0: %v; slot 1: %v)", ErrNoCommit, unwrapNoCommit(slotErrs[0]), unwrapNoCommit(slotErrs[1])))
+}
+
+// unwrapNoCommit shortens a generation-0 slot's error to "never committed"
+// in the combined ErrNoCommit message.
+func unwrapNoCommit(err error) any {
+	if errors.Is(err, ErrNoCommit) {
+		return "never committed"
+	}
+	return err
+}
+
+// parseV3Commit loads the index named by c.
+func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
+	page := uint64(c.PageSize)
+	usize := uint64(size)
+	if usize < page {
+		return nil, ferr(0, "file size", usize, ErrTooSmall)
+	}
+	slotAt := CommitSlotOffset(c.Generation)
+	if c.IndexOff%8 != 0 {
+		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrMisaligned)
+	}
+	if c.IndexOff < page || c.IndexOff > usize || c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
+		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrIndexOutOfBounds)
+	}
+	buf := make([]byte, c.IndexLen)
+	if err := readFull(r, int64(c.IndexOff), buf, "index"); err != nil {
+		return nil, err
+	}
+	if got := CRC32C(buf); got != c.IndexCRC {
+		return nil, ferr(int64(c.IndexOff), "index crc", uint64(got), ErrChecksum)
+	}
+	entries, err := decodeV3Index(buf, v3Bounds{
+		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := &V3File{Size: size, Commit: c, PageSize: int(c.PageSize), Entries: entries}
+	for i := range entries {
+		f.LiveBytes += entries[i].Size
+	}
+	f.GarbageBytes = usize - page - c.IndexLen - f.LiveBytes
+	return f, nil
+}
