@@ -1,0 +1,106 @@
+package spec
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sampleOps covers every kind and every argument form.
+func sampleOps() []Op {
+	return []Op{
+		{Kind: OpInit, Proc: 1, Program: 1},
+		{Kind: OpLookUp, Proc: 0, Name: 2},
+		{Kind: OpReserve, Proc: 0, Name: 0},
+		{Kind: OpInsert, Proc: 3, Name: 7},
+		{Kind: OpFinalize, Proc: 0},
+		{Kind: OpSave, Proc: 1},
+		{Kind: OpInvalidate, Proc: 0, Name: 1},
+		{Kind: OpUnload, Proc: 0, Program: 3},
+		{Kind: OpDestroy, Proc: 1},
+		{Kind: EvCrash, Crash: CrashProcess, Proc: 1, Branch: BranchIdle},
+		{Kind: EvCrash, Crash: CrashProcess, Proc: 0, Branch: BranchMidSave},
+		{Kind: EvCrash, Crash: CrashPower, Branch: BranchForged},
+		{Kind: EvCrash, Crash: CrashPower, Branch: BranchDataLost},
+		{Kind: EvCrash, Crash: CrashPower},
+		{Kind: EvRestart, Proc: 1},
+		{Kind: EvKernelUpgrade},
+		{Kind: EvSourceChange, Name: 1},
+		{Kind: EvForeign, Foreign: ForeignData, Name: 0},
+		{Kind: EvForeign, Foreign: ForeignIndex},
+		{Kind: EvClobberOptions, Proc: 0},
+	}
+}
+
+func TestOpTextRoundTrip(t *testing.T) {
+	kinds := map[OpKind]bool{}
+	for _, o := range sampleOps() {
+		got, err := ParseOp(o.String())
+		require.NoError(t, err, o.String())
+		assert.Equal(t, o, got, o.String())
+		kinds[o.Kind] = true
+	}
+	for _, k := range OpKinds() {
+		assert.True(t, kinds[k], "sample lacks %s", k)
+	}
+	trace := FormatTrace(sampleOps())
+	back, err := ParseTrace("# a comment\n\n" + trace)
+	require.NoError(t, err)
+	assert.Equal(t, sampleOps(), back)
+}
+
+func TestOpTextExamples(t *testing.T) {
+	assert.Equal(t, "init proc=A program=P1", Op{Kind: OpInit}.String())
+	assert.Equal(t, "crash kind=power branch=mid-save", Op{Kind: EvCrash, Crash: CrashPower, Branch: BranchMidSave}.String())
+	o, err := ParseOp("  lookup   name=w1 proc=B ")
+	require.NoError(t, err)
+	assert.Equal(t, Op{Kind: OpLookUp, Proc: 1, Name: 1}, o)
+}
+
+func TestParseOpRejects(t *testing.T) {
+	for _, line := range []string{
+		"",
+		"fly proc=A",
+		"init proc=A",                          // missing program
+		"init proc=A program=P1 name=w0",       // extra argument
+		"init proc=A program=P0",               // programs count from 1
+		"init proc=A program=P5",               // beyond MaxPrograms
+		"lookup proc=E name=w0",                // beyond MaxProcs
+		"lookup proc=A name=w8",                // beyond MaxNames
+		"lookup proc=A name=x0",                // wrong prefix
+		"lookup proc=A proc=B name=w0",         // repeated
+		"lookup proc=A w0",                     // not key=value
+		"crash proc=A",                         // missing kind
+		"crash kind=power proc=A",              // power takes no process
+		"crash kind=process proc=A branch=bad", // unknown branch
+		"crash kind=data",                      // kind of another verb
+		"foreign kind=data",                    // data needs a name
+		"foreign kind=index name=w0",           // index takes none
+		"upgrade-kernel proc=A",
+		"finalize proc=A color=red",
+	} {
+		_, err := ParseOp(line)
+		require.Error(t, err, line)
+		assert.True(t, errors.Is(err, ErrBadOp), line)
+		var oe *OpError
+		assert.True(t, errors.As(err, &oe), line)
+	}
+	_, err := ParseTrace("init proc=A program=P1\nbogus\n")
+	require.ErrorIs(t, err, ErrBadOp)
+	assert.Contains(t, err.Error(), "line 2")
+}
+
+func TestOpKindStrings(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range OpKinds() {
+		s := k.String()
+		assert.NotEqual(t, "invalid", s)
+		assert.False(t, seen[s], "duplicate verb %s", s)
+		seen[s] = true
+	}
+	assert.Equal(t, "invalid", OpKind(200).String())
+	assert.False(t, OpSave.IsEvent())
+	assert.True(t, EvCrash.IsEvent())
+}
