@@ -51,4 +51,3 @@ func TestInvariantTable(t *testing.T) {
 	_, ok := InvariantByID("I0-none")
 	assert.False(t, ok)
 }
-
