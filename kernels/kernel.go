@@ -1,0 +1,205 @@
+package kernels
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// A Kernel is one registered FC packer + compute pair with a fixed packed
+// layout. Kernels are immutable after construction except for the lazily
+// computed fingerprint, and safe for concurrent use.
+type Kernel struct {
+	name string
+	lay  layout
+	// simd selects the AVX2/FMA micro-kernel; it is true only when the CPU
+	// has both and the layout is the one the micro-kernel reads.
+	simd bool
+
+	fpOnce sync.Once
+	fp     uint64
+}
+
+// option adjusts kernel construction; tests use it to force the pure-Go path.
+type option func(*config)
+
+type config struct{ noSIMD bool }
+
+// withoutSIMD disables the assembly micro-kernels so that the pure-Go path
+// is exercised even on CPUs that have AVX2 and FMA.
+func withoutSIMD() option { return func(c *config) { c.noSIMD = true } }
+
+func newKernel(l layout, opts ...option) *Kernel {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	k := &Kernel{name: l.name(), lay: l}
+	k.simd = !c.noSIMD && haveAVX2FMA && l.elem == elemF32 && l.nr == 16 &&
+		l.kr == 1 && l.sr == 1 && !l.biasLast
+	return k
+}
+
+// Name is the registered name, e.g. "f32-goi-nr16" or "qc8w-goi-nr16-kr4".
+func (k *Kernel) Name() string { return k.name }
+
+// Seed identifies the packed layout: a hash of its parameters and its
+// explicit layout version (see package doc).
+func (k *Kernel) Seed() uint32 { return k.lay.seed() }
+
+// LayoutVersion is the explicit version folded into Seed.
+func (k *Kernel) LayoutVersion() uint32 { return k.lay.version }
+
+// Params returns the layout parameters: element type ("f32" or "qc8w"),
+// nr, kr and sr.
+func (k *Kernel) Params() (elem string, nr, kr, sr int) {
+	return k.lay.elem.String(), k.lay.nr, k.lay.kr, k.lay.sr
+}
+
+// ComputePath names the compute path this kernel takes on this machine:
+// "avx2-fma" or "go".
+func (k *Kernel) ComputePath() string {
+	if k.simd {
+		return "avx2-fma"
+	}
+	return "go"
+}
+
+// Fingerprint is a hash of the packer's output on fixed pseudo-random input.
+// It is computed on first use and kept in the Kernel.
+func (k *Kernel) Fingerprint() uint64 {
+	k.fpOnce.Do(func() { k.fp = fingerprint(k) })
+	return k.fp
+}
+
+// PackedSize is the number of bytes Pack writes for an N×K weight and its
+// bias: round_up(N, nr)/nr panels of biases, padded weights and extras.
+// It returns 0 for an invalid shape (N or K not positive, or too large);
+// Pack and Compute report those as ErrShape.
+func (k *Kernel) PackedSize(n, kdim int) int {
+	s, _ := k.lay.packedSize(n, kdim)
+	return s
+}
+
+// Pack packs w, an N×K row-major weight (output channel major, "goi"), and
+// bias (length N, or nil for zeros) into dst. It writes every byte of
+// dst[:PackedSize(n, kdim)], padding included, so dst need not be zeroed.
+func (k *Kernel) Pack(dst []byte, n, kdim int, w, bias []float32) error {
+	size, err := k.checkShape("pack", n, kdim)
+	if err != nil {
+		return err
+	}
+	if len(w) != n*kdim {
+		return k.shapeErr("pack", "len(w)", len(w), n*kdim, ErrShape)
+	}
+	if bias != nil && len(bias) != n {
+		return k.shapeErr("pack", "len(bias)", len(bias), n, ErrShape)
+	}
+	if err := k.checkPacked("pack", dst, size); err != nil {
+		return err
+	}
+	dst = dst[:size]
+	switch k.lay.elem {
+	case elemQC8W:
+		return k.packQC8W(dst, n, kdim, w, bias)
+	default:
+		if k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast && k.lay.pad == 0 {
+			packF32KR1(dst, k.lay.nr, n, kdim, w, bias)
+			return nil
+		}
+		k.packF32Generic(dst, n, kdim, w, bias)
+		return nil
+	}
+}
+
+// Compute sets y[M×N] = x[M×K]·Wᵀ + b, reading W and b only from packed,
+// which must hold what Pack wrote for the same N and K. M = 0 does nothing.
+func (k *Kernel) Compute(y, x []float32, m int, packed []byte, n, kdim int) error {
+	size, err := k.checkShape("compute", n, kdim)
+	if err != nil {
+		return err
+	}
+	if m < 0 || m > maxDim {
+		return k.shapeErr("compute", "m", m, 0, ErrShape)
+	}
+	if len(x) < m*kdim {
+		return k.shapeErr("compute", "len(x)", len(x), m*kdim, ErrShape)
+	}
+	if len(y) < m*n {
+		return k.shapeErr("compute", "len(y)", len(y), m*n, ErrShape)
+	}
+	if err := k.checkPacked("compute", packed, size); err != nil {
+		return err
+	}
+	if m == 0 {
+		return nil
+	}
+	packed = packed[:size]
+	switch {
+	case k.lay.elem == elemQC8W:
+		k.computeQC8W(y, x, m, packed, n, kdim)
+	case k.simd:
+		computeF32NR16SIMD(y, x, m, packed, n, kdim)
+	case k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast:
+		computeF32KR1(y, x, m, packed, k.lay.nr, n, kdim)
+	default:
+		k.computeF32Generic(y, x, m, packed, n, kdim)
+	}
+	return nil
+}
+
+func (k *Kernel) checkShape(op string, n, kdim int) (int, error) {
+	if n <= 0 || n > maxDim {
+		return 0, k.shapeErr(op, "n", n, 0, ErrShape)
+	}
+	if kdim <= 0 || kdim > maxDim {
+		return 0, k.shapeErr(op, "kdim", kdim, 0, ErrShape)
+	}
+	size, ok := k.lay.packedSize(n, kdim)
+	if !ok {
+		return 0, k.shapeErr(op, "n*kdim", n, kdim, ErrShape)
+	}
+	return size, nil
+}
+
+// checkPacked refuses buffers that are short or not 4-byte aligned: floats
+// are read in place with unsafe.Slice, and a misaligned view would fault
+// under checkptr or on strict-alignment CPUs.
+func (k *Kernel) checkPacked(op string, b []byte, size int) error {
+	if len(b) < size {
+		return k.shapeErr(op, "len(packed)", len(b), size, ErrBufferTooSmall)
+	}
+	if a := int(uintptrOf(b) % 4); a != 0 {
+		return k.shapeErr(op, "packed address mod 4", a, 0, ErrMisaligned)
+	}
+	return nil
+}
+
+func (k *Kernel) shapeErr(op, field string, got, want int, err error) error {
+	return &ShapeError{Kernel: k.name, Op: op, Field: field, Got: got, Want: want, Err: err}
+}
+
+// f32s views b (4-byte aligned, checked by checkPacked) as float32s.
+func f32s(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// u32s views b (4-byte aligned) as uint32s, for writing padding patterns.
+func u32s(b []byte) []uint32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// u8s views a float32 slice as bytes (used to get 4-byte aligned buffers).
+func u8s(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
+}
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

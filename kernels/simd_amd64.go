@@ -1,0 +1,51 @@
+//go:build amd64
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// haveAVX2FMA is read once at start-up from CPUID (x/sys/cpu also checks
+// that the OS saves the YMM state). It is never written afterwards.
+var haveAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// gemm4x16 computes four rows of one nr=16 panel: for r in 0..3,
+// c_r[0:16] = w[0:16] + Σ_k a_r[k]·w[16+16k : 32+16k]. Rows may alias
+// (XNNPACK's trick for M < 4): aliased rows compute and store the same
+// values.
+//
+//go:noescape
+func gemm4x16(kc int, a0, a1, a2, a3, w, c0, c1, c2, c3 *float32)
+
+// computeF32NR16SIMD drives gemm4x16 over the canonical f32 nr16 layout.
+// Panels are the outer loop so that one panel (16·K floats) stays in L2
+// while all row blocks of x stream past it. A partial last panel is
+// computed into a scratch tile, because the micro-kernel always stores 16
+// columns.
+func computeF32NR16SIMD(y, x []float32, m int, packed []byte, n, kdim int) {
+	all := f32s(packed)
+	pf := 16 + 16*kdim
+	var tmp [4][16]float32
+	var a, c [4]*float32
+	for n0 := 0; n0 < n; n0 += 16 {
+		w := &all[n0/16*pf]
+		nb := min(16, n-n0)
+		for r0 := 0; r0 < m; r0 += 4 {
+			rows := min(4, m-r0)
+			for i := range 4 {
+				ri := r0 + min(i, rows-1)
+				a[i] = &x[ri*kdim]
+				if nb == 16 {
+					c[i] = &y[ri*n+n0]
+				} else {
+					c[i] = &tmp[i][0]
+				}
+			}
+			gemm4x16(kdim, a[0], a[1], a[2], a[3], w, c[0], c[1], c[2], c[3])
+			if nb < 16 {
+				for i := range rows {
+					copy(y[(r0+i)*n+n0:(r0+i)*n+n0+nb], tmp[i][:nb])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,66 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// func gemm4x16(kc int, a0, a1, a2, a3, w, c0, c1, c2, c3 *float32)
+//
+// Y0..Y7 hold the 4×16 accumulators (row r in Y(2r), Y(2r+1)), started
+// from the panel's 16 biases. Per k: two loads of the 16 weights, one
+// broadcast per row, eight FMAs; eight independent chains cover the FMA
+// latency at two FMAs per cycle.
+TEXT ·gemm4x16(SB), NOSPLIT, $0-80
+	MOVQ kc+0(FP), CX
+	MOVQ a0+8(FP), R8
+	MOVQ a1+16(FP), R9
+	MOVQ a2+24(FP), R10
+	MOVQ a3+32(FP), R11
+	MOVQ w+40(FP), SI
+
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	ADDQ $64, SI
+	XORQ DX, DX
+	TESTQ CX, CX
+	JLE store
+
+loop:
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VBROADCASTSS (R8)(DX*4), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VBROADCASTSS (R9)(DX*4), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VBROADCASTSS (R10)(DX*4), Y12
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VBROADCASTSS (R11)(DX*4), Y13
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ $64, SI
+	INCQ DX
+	CMPQ DX, CX
+	JLT loop
+
+store:
+	MOVQ c0+48(FP), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	MOVQ c1+56(FP), DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	MOVQ c2+64(FP), DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	MOVQ c3+72(FP), DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	VZEROUPPER
+	RET

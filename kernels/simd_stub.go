@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package kernels
+
+// haveAVX2FMA is false off amd64: only the pure-Go paths exist.
+const haveAVX2FMA = false
+
+func computeF32NR16SIMD(y, x []float32, m int, packed []byte, n, kdim int) {
+	computeF32KR1(y, x, m, packed, 16, n, kdim)
+}
