@@ -1,10 +1,14 @@
 package spec
 
 import (
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
+
+// errNeverCommitted marks a generation-0 slot: a fresh header's, which names
+// no index.
+var errNeverCommitted = fmt.Errorf("%w: never committed", ErrNoCommit)
 
 // V3File is a parsed, validated v3 file as of its newest loadable commit.
 type V3File struct {
@@ -44,7 +48,7 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 	for pos := range 2 {
 		commits[pos], errs[pos] = ParseCommitSlot(b[pos*V3SlotSize:], pos)
 		if errs[pos] == nil && commits[pos].Generation == 0 {
-			errs[pos] = ferr(int64(pos)*V3SlotSize+slotGenOff, "generation", 0, ErrNoCommit)
+			errs[pos] = ferr(int64(pos)*V3SlotSize+slotGenOff, "generation", 0, errNeverCommitted)
 		}
 	}
 	return commits, errs, nil
@@ -89,18 +93,24 @@ func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	return nil, ferr(0, "commit slots", 0,
-		fmt.Errorf("%w (slot 0: %v; slot 1: %v)", ErrNoCommit, unwrapNoCommit(slotErrs[0]), unwrapNoCommit(slotErrs[1])))
+	return nil, &noCommitError{slots: slotErrs}
 }
 
-// unwrapNoCommit shortens a generation-0 slot's error to "never committed"
-// in the combined ErrNoCommit message.
-func unwrapNoCommit(err error) any {
-	if errors.Is(err, ErrNoCommit) {
-		return "never committed"
-	}
-	return err
+// noCommitError is ParseV3's error when neither slot holds a commit. Both
+// slot errors stay in the chain: errors.As finds a *VersionError when a
+// newer writer made the file, errors.Is finds ErrChecksum for a torn slot.
+type noCommitError struct {
+	slots [2]error
 }
+
+func (e *noCommitError) Error() string {
+	short := func(err error) string {
+		return strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")
+	}
+	return fmt.Sprintf("%v: slot 0: %s; slot 1: %s", ErrNoCommit, short(e.slots[0]), short(e.slots[1]))
+}
+
+func (e *noCommitError) Unwrap() []error { return []error{ErrNoCommit, e.slots[0], e.slots[1]} }
 
 // parseV3Commit loads the index named by c.
 func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {

@@ -5,10 +5,14 @@
 package spectest
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/xpwc/xpwc/spec"
 )
+
+var le = binary.LittleEndian
 
 // Weight is one packed weight to place in a file.
 type Weight struct {
@@ -117,4 +121,102 @@ func Weights(n, dataSize int, seed uint32) []Weight {
 		ws[i] = Weight{Key: k, Data: d}
 	}
 	return ws
+}
+
+// FixV3Checksums recomputes, in place, the index CRC and the slot CRC of
+// every slot of file that carries the slot magic and whose index lies inside
+// the file. Fuzz targets call it after mutating a valid file so that the
+// mutations reach the checks behind the checksums.
+func FixV3Checksums(file []byte) {
+	for pos := range 2 {
+		base := pos * spec.V3SlotSize
+		if len(file) < base+spec.V3SlotSize {
+			return
+		}
+		slot := file[base : base+spec.V3SlotSize]
+		if string(slot[:8]) != "XPWCSLOT" {
+			continue
+		}
+		off := le.Uint64(slot[24:])
+		n := le.Uint64(slot[32:])
+		if off <= uint64(len(file)) && n <= uint64(len(file))-off {
+			le.PutUint32(slot[40:], spec.CRC32C(file[off:off+n]))
+		}
+		le.PutUint32(slot[spec.V3SlotSize-4:], spec.CRC32C(slot[:spec.V3SlotSize-4]))
+	}
+}
+
+// SparseFile is an io.ReaderAt over a file that is zero except for a few
+// parts, so benchmarks can parse a million-entry index whose data regions
+// (gigabytes of pages) are never read.
+type SparseFile struct {
+	Size  int64
+	Parts []Part
+}
+
+// Part is a run of bytes at an offset of a SparseFile.
+type Part struct {
+	Off  int64
+	Data []byte
+}
+
+// ReadAt implements io.ReaderAt.
+func (s *SparseFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("spectest: negative offset %d", off)
+	}
+	if off >= s.Size {
+		return 0, io.EOF
+	}
+	n := len(p)
+	if rest := s.Size - off; int64(n) > rest {
+		n = int(rest)
+	}
+	clear(p[:n])
+	for _, pt := range s.Parts {
+		lo, hi := max(off, pt.Off), min(off+int64(n), pt.Off+int64(len(pt.Data)))
+		if lo < hi {
+			copy(p[lo-off:hi-off], pt.Data[lo-pt.Off:hi-pt.Off])
+		}
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// SparseV2 is a v2 file of n entries of dataSize bytes each, one per page of
+// pageSize, in offset order, of which only the index and footer are stored.
+func SparseV2(n, pageSize, dataSize int) (*SparseFile, []spec.Entry) {
+	entries := make([]spec.Entry, n)
+	for i := range entries {
+		k := benchKey(i)
+		entries[i] = spec.Entry{Key: spec.Key{Weight: k.V2Name(), Seed: k.Seed}, Offset: uint64(i) * uint64(pageSize), Size: uint64(dataSize)}
+	}
+	indexStart := uint64(n) * uint64(pageSize)
+	idx := spec.EncodeV2Index(indexStart, entries)
+	return &SparseFile{Size: int64(indexStart) + int64(len(idx)), Parts: []Part{{int64(indexStart), idx}}}, entries
+}
+
+// SparseV3 is the v3 counterpart of SparseV2: header, n one-page regions,
+// index at the end, committed as generation 1.
+func SparseV3(n, pageSize, dataSize int) (*SparseFile, []spec.Entry) {
+	entries := make([]spec.Entry, n)
+	for i := range entries {
+		entries[i] = spec.Entry{Key: benchKey(i), Offset: uint64(i+1) * uint64(pageSize), Size: uint64(dataSize), CRC: uint32(i)}
+	}
+	indexOff := uint64(n+1) * uint64(pageSize)
+	idx := spec.EncodeV3Index(entries)
+	hdr := spec.EncodeV3Header(pageSize)
+	copy(hdr[spec.CommitSlotOffset(1):], spec.EncodeCommitSlot(spec.NewCommit(1, pageSize, indexOff, idx)))
+	return &SparseFile{Size: int64(indexOff) + int64(len(idx)), Parts: []Part{{0, hdr}, {int64(indexOff), idx}}}, entries
+}
+
+// benchKey names entry i like a transformer layer, every other with a bias.
+func benchKey(i int) spec.Key {
+	k := spec.Key{Weight: fmt.Sprintf("layers.%d.attention.wq.weight", i), Seed: uint32(i) * 2654435761, Fingerprint: uint64(i) << 7, Source: ^uint64(i)}
+	if i%2 == 1 {
+		k.Bias = fmt.Sprintf("layers.%d.attention.wq.bias", i)
+	}
+	return k
 }

@@ -1,0 +1,197 @@
+package spec_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// rawV3Entry lays out one v3 index entry field by field, independently of
+// EncodeV3Index, so tests can write names the encoder would not.
+func rawV3Entry(name string, off, size uint64) []byte {
+	var b []byte
+	b = le.AppendUint64(b, off)
+	b = le.AppendUint64(b, size)
+	b = le.AppendUint64(b, 0xF1F2F3F4F5F6F7F8) // fingerprint
+	b = le.AppendUint64(b, 0x5050505050505050) // source
+	b = le.AppendUint32(b, 0x5EED)             // seed
+	b = le.AppendUint32(b, 0xC0C0C0C0)         // data crc
+	b = le.AppendUint32(b, uint32(len(name)))
+	b = append(b, name...)
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func rawV3Index(count uint64, entries ...[]byte) []byte {
+	b := []byte("XPWCIDX3")
+	b = le.AppendUint64(b, count)
+	for _, e := range entries {
+		b = append(b, e...)
+	}
+	return b
+}
+
+// rawSlot lays out a commit slot by hand; fix recomputes its CRC.
+func rawSlot(version, page uint32, gen, indexOff, indexLen uint64, indexCRC uint32) []byte {
+	b := make([]byte, 512)
+	copy(b, "XPWCSLOT")
+	le.PutUint32(b[8:], version)
+	le.PutUint32(b[12:], page)
+	le.PutUint64(b[16:], gen)
+	le.PutUint64(b[24:], indexOff)
+	le.PutUint64(b[32:], indexLen)
+	le.PutUint32(b[40:], indexCRC)
+	return fixSlot(b)
+}
+
+func fixSlot(b []byte) []byte {
+	le.PutUint32(b[508:], spec.CRC32C(b[:508]))
+	return b
+}
+
+// v3File is a header page, dataPages zero pages, then index at the next
+// page, committed in slot 1 as generation 1 unless slot1 is given.
+func v3File(dataPages int, index []byte, slot1 func(off uint64, idx []byte) []byte) []byte {
+	const page = 4096
+	f := spec.EncodeV3Header(page)
+	f = append(f, make([]byte, dataPages*page)...)
+	off := uint64(len(f))
+	f = append(f, index...)
+	var s []byte
+	if slot1 != nil {
+		s = slot1(off, index)
+	} else {
+		s = rawSlot(3, page, 1, off, uint64(len(index)), spec.CRC32C(index))
+	}
+	copy(f[512:], s)
+	return f
+}
+
+// TestV3ByteLayout pins the encoders to the layout of docs/format.md.
+func TestV3ByteLayout(t *testing.T) {
+	e := spec.Entry{
+		Key:    spec.Key{Weight: "w1", Bias: "b", Seed: 0x5EED, Fingerprint: 0xF1F2F3F4F5F6F7F8, Source: 0x5050505050505050},
+		Offset: 8192, Size: 300, CRC: 0xC0C0C0C0,
+	}
+	want := rawV3Index(1, rawV3Entry("w1\x00b", 8192, 300))
+	require.Equal(t, want, spec.EncodeV3Index([]spec.Entry{e}))
+	require.Len(t, want, 16+48)
+
+	c := spec.Commit{Generation: 7, IndexOff: 12288, IndexLen: 64, IndexCRC: 0xDEADBEEF, PageSize: 16384}
+	require.Equal(t, rawSlot(3, 16384, 7, 12288, 64, 0xDEADBEEF), spec.EncodeCommitSlot(c))
+	assert.Equal(t, int64(512), spec.CommitSlotOffset(7))
+	assert.Equal(t, int64(0), spec.CommitSlotOffset(8))
+	got, err := spec.ParseCommitSlot(spec.EncodeCommitSlot(c), 1)
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+}
+
+// TestV3Errors is the table of every v3 typed error.
+func TestV3Errors(t *testing.T) {
+	const page = 4096
+	one := rawV3Entry("w\x00", page, 100)
+	two := rawV3Entry("v\x00b", 2*page, 100)
+	ok := func(es ...[]byte) []byte { return v3File(2, rawV3Index(uint64(len(es)), es...), nil) }
+	slot := func(edit func(s []byte)) []byte {
+		return v3File(2, rawV3Index(1, one), func(off uint64, idx []byte) []byte {
+			s := rawSlot(3, page, 1, off, uint64(len(idx)), spec.CRC32C(idx))
+			edit(s)
+			return s
+		})
+	}
+	commit := func(edit func(c *spec.Commit)) []byte {
+		return v3File(2, rawV3Index(1, one), func(off uint64, idx []byte) []byte {
+			c := spec.NewCommit(1, page, off, idx)
+			edit(&c)
+			return spec.EncodeCommitSlot(c)
+		})
+	}
+	badPad := rawV3Entry("w\x00", page, 1) // 44 + 2 name bytes + 2 padding
+	badPad[47] = 1
+	longName := string(bytes.Repeat([]byte{'n'}, 100)) + "\x00"
+	cases := []struct {
+		name string
+		file []byte
+		want error
+	}{
+		{"shorter than two slots", make([]byte, 1023), spec.ErrTooSmall},
+		{"shorter than the recorded page", slot(func(s []byte) { le.PutUint32(s[12:], 64<<10); fixSlot(s) }), spec.ErrTooSmall},
+		{"both slots bad magic", bytes.Repeat([]byte{0xCC}, 8192), spec.ErrBadMagic},
+		{"slot version 4", slot(func(s []byte) { le.PutUint32(s[8:], 4); fixSlot(s) }), spec.ErrUnsupportedVersion},
+		{"slot crc", slot(func(s []byte) { s[30] ^= 1 }), spec.ErrChecksum},
+		{"slot torn to zeros", slot(func(s []byte) { clear(s[100:]) }), spec.ErrChecksum},
+		{"page size 2048", slot(func(s []byte) { le.PutUint32(s[12:], 2048); fixSlot(s) }), spec.ErrBadPageSize},
+		{"page size 12288", slot(func(s []byte) { le.PutUint32(s[12:], 12288); fixSlot(s) }), spec.ErrBadPageSize},
+		{"page size 128 KiB", slot(func(s []byte) { le.PutUint32(s[12:], 128<<10); fixSlot(s) }), spec.ErrBadPageSize},
+		{"reserved byte set", slot(func(s []byte) { s[300] = 1; fixSlot(s) }), spec.ErrBadSlot},
+		{"generation in wrong slot", slot(func(s []byte) { le.PutUint64(s[16:], 2); fixSlot(s) }), spec.ErrBadSlot},
+		{"generation 0 with an index", slot(func(s []byte) { le.PutUint64(s[16:], 0); fixSlot(s) }), spec.ErrBadSlot},
+		{"never committed", spec.EncodeV3Header(page), spec.ErrNoCommit},
+		{"index crc", commit(func(c *spec.Commit) { c.IndexCRC++ }), spec.ErrChecksum},
+		{"index past end of file", commit(func(c *spec.Commit) { c.IndexOff += 8 }), spec.ErrIndexOutOfBounds},
+		{"index length past end", commit(func(c *spec.Commit) { c.IndexLen = 1 << 63 }), spec.ErrIndexOutOfBounds},
+		{"index inside header", commit(func(c *spec.Commit) { c.IndexOff = 1024 }), spec.ErrIndexOutOfBounds},
+		{"index offset huge", commit(func(c *spec.Commit) { c.IndexOff = 1<<64 - 8 }), spec.ErrIndexOutOfBounds},
+		{"index shorter than its header", commit(func(c *spec.Commit) { c.IndexLen = 8; c.IndexCRC = 0 }), spec.ErrIndexOutOfBounds},
+		{"index offset misaligned", commit(func(c *spec.Commit) { c.IndexOff -= 4 }), spec.ErrMisaligned},
+		{"index magic", v3File(2, append([]byte("XPWCIDX2"), rawV3Index(1, one)[8:]...), nil), spec.ErrBadMagic},
+		{"count 2^64-1", v3File(2, rawV3Index(1<<64-1, one), nil), spec.ErrCountMismatch},
+		{"count beyond entries", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1)), nil), spec.ErrCountMismatch},
+		{"entry beyond count", v3File(2, rawV3Index(1, one, two), nil), spec.ErrTrailingBytes},
+		{"trailing zeros", v3File(2, append(rawV3Index(1, one), make([]byte, 8)...), nil), spec.ErrTrailingBytes},
+		{"non-zero padding", v3File(2, rawV3Index(1, badPad), nil), spec.ErrTrailingBytes},
+		{"partial entry", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1), two[:40]), nil), spec.ErrEntryOutOfBounds},
+		{"name_len past index", v3File(2, rawV3Index(1, append(rawV3Entry("w\x00", page, 1)[:40], 0xFF, 0xFF, 0xFF, 0xFF, 'w', 0, 0, 0)), nil), spec.ErrEntryOutOfBounds},
+		{"data past end of file", ok(rawV3Entry("w\x00", page, 1<<20)), spec.ErrEntryOutOfBounds},
+		{"size overflows", ok(rawV3Entry("w\x00", page, 1<<64-1)), spec.ErrEntryOutOfBounds},
+		{"offset past end of file", ok(rawV3Entry("w\x00", 1<<40, 0)), spec.ErrEntryOutOfBounds},
+		{"data in header", ok(rawV3Entry("w\x00", 0, 10)), spec.ErrEntryOutOfBounds},
+		{"data over the index", ok(rawV3Entry("w\x00", 3*page, 10)), spec.ErrEntryOutOfBounds},
+		{"misaligned data", ok(rawV3Entry("w\x00", page+64, 10)), spec.ErrMisaligned},
+		{"name without separator", ok(rawV3Entry("wb", page, 10)), spec.ErrBadName},
+		{"name with two separators", ok(rawV3Entry("w\x00b\x00", page, 10)), spec.ErrBadName},
+		{"empty weight name", ok(rawV3Entry("\x00b", page, 10)), spec.ErrBadName},
+		{"weight name too long", ok(rawV3Entry(string(bytes.Repeat([]byte{'w'}, spec.MaxNameLen+1))+"\x00", page, 10)), spec.ErrBadName},
+		{"duplicate name", ok(one, rawV3Entry("w\x00", 2*page, 10)), spec.ErrDuplicateName},
+		{"overlap", ok(rawV3Entry("w\x00", page, page+1), two), spec.ErrOverlap},
+		{"overlap, unordered", ok(two, rawV3Entry("w\x00", page, page+1)), spec.ErrOverlap},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := parseV3(tc.file)
+			require.Error(t, err)
+			assert.Nil(t, v)
+			assert.ErrorIs(t, err, tc.want)
+			assert.ErrorIs(t, err, spec.ErrCorrupt)
+			var fe *spec.FormatError
+			assert.ErrorAs(t, err, &fe)
+		})
+	}
+	// Controls: the valid neighbours of the files above parse.
+	for i, f := range [][]byte{ok(one), ok(one, two), ok(two, one), ok(rawV3Entry("w\x00", page, 2*page)), v3File(0, rawV3Index(0), nil)} {
+		_, err := parseV3(f)
+		require.NoError(t, err, "control %d", i)
+	}
+}
+
+// TestV3VersionErrorReachable: a file from a newer writer is reported with
+// the version it carries, not only as "no commit".
+func TestV3VersionErrorReachable(t *testing.T) {
+	f := spec.EncodeV3Header(4096)
+	for pos := range 2 {
+		s := f[pos*512 : pos*512+512]
+		le.PutUint32(s[8:], 4)
+		fixSlot(s)
+	}
+	_, err := parseV3(f)
+	var ve *spec.VersionError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, spec.VersionError{Got: 4, Want: 3}, *ve)
+	assert.ErrorIs(t, err, spec.ErrNoCommit)
+}
