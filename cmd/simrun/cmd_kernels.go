@@ -1,9 +1,82 @@
 package main
 
-import "fmt"
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"text/tabwriter"
 
-// cmdKernels is not written yet; it says so instead of pretending to work.
+	"github.com/xpwc/xpwc/kernels"
+)
+
+// kernelInfo is one row of `simrun kernels`. Seed and fingerprint are hex
+// strings so that JSON tools that read numbers as float64 (jq, JavaScript)
+// do not round the 64-bit fingerprint.
+type kernelInfo struct {
+	Name          string `json:"name"`
+	Seed          string `json:"seed"`
+	Fingerprint   string `json:"fingerprint"`
+	LayoutVersion uint32 `json:"layout_version"`
+	Elem          string `json:"elem"`
+	NR            int    `json:"nr"`
+	KR            int    `json:"kr"`
+	SR            int    `json:"sr"`
+	ComputePath   string `json:"compute_path"`
+}
+
+// cmdKernels lists the registered kernels with the seed and fingerprint a
+// cache entry packed by each must carry (G1), so an engineer can compare
+// them with what a cache file holds.
 func cmdKernels(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun kernels: not implemented yet")
-	return exitProblem
+	fs := flag.NewFlagSet("kernels", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print a JSON list instead of a table")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun kernels [--json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	reg := kernels.NewRegistry()
+	var rows []kernelInfo
+	for _, k := range reg.Kernels() {
+		elem, nr, kr, sr := k.Params()
+		rows = append(rows, kernelInfo{
+			Name:          k.Name(),
+			Seed:          fmt.Sprintf("0x%08x", k.Seed()),
+			Fingerprint:   fmt.Sprintf("0x%016x", k.Fingerprint()),
+			LayoutVersion: k.LayoutVersion(),
+			Elem:          elem, NR: nr, KR: kr, SR: sr,
+			ComputePath: k.ComputePath(),
+		})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			fmt.Fprintf(e.stderr, "simrun kernels: %v\n", err)
+			return exitProblem
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSEED\tFINGERPRINT\tVERSION\tELEM\tNR\tKR\tSR\tCOMPUTE")
+	for _, r := range rows {
+		def := ""
+		if r.Name == reg.Default().Name() {
+			def = " (default)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\n",
+			r.Name, def, r.Seed, r.Fingerprint, r.LayoutVersion, r.Elem, r.NR, r.KR, r.SR, r.ComputePath)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(e.stderr, "simrun kernels: %v\n", err)
+		return exitProblem
+	}
+	return exitOK
 }
