@@ -1,0 +1,67 @@
+package spec_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
+)
+
+// Parse benchmarks at the size of a large real model (1,184 packed weights)
+// and at a million entries. Data regions are never read, so the files are
+// sparse: only header, index and footer exist in memory. Reported besides
+// ns/op: ns/entry and alloc/index, the bytes allocated per parse divided by
+// the index size (goals: at most 100 ns/entry and 2x).
+
+func BenchmarkParseV2(b *testing.B) {
+	for _, n := range []int{1184, 1_000_000} {
+		for _, order := range []string{"offset", "hash"} {
+			b.Run(fmt.Sprintf("entries=%d/order=%s", n, order), func(b *testing.B) {
+				f, entries := spectest.SparseV2(n, 4096, 4000)
+				if order == "hash" {
+					// ExecuTorch writes unordered_map order.
+					rand.New(rand.NewPCG(1, 2)).Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+					idx := spec.EncodeV2Index(uint64(n)*4096, entries)
+					f.Parts[0].Data = idx
+				}
+				indexLen := len(f.Parts[0].Data) - spec.V2FooterSize
+				benchParse(b, n, indexLen, func() error { _, err := spec.ParseV2(f, f.Size); return err })
+			})
+		}
+	}
+}
+
+func BenchmarkParseV3(b *testing.B) {
+	for _, n := range []int{1184, 1_000_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			f, _ := spectest.SparseV3(n, 4096, 4000)
+			benchParse(b, n, len(f.Parts[1].Data), func() error { _, err := spec.ParseV3(f, f.Size); return err })
+		})
+	}
+}
+
+func benchParse(b *testing.B, n, indexLen int, parse func() error) {
+	if err := parse(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(indexLen))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := parse(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(indexLen), "alloc/index")
+}
+
+var _ io.ReaderAt = (*spectest.SparseFile)(nil)
