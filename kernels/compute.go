@@ -5,7 +5,7 @@ import "unsafe"
 // computeF32Generic reads any f32 layout slot by slot through sourceK. It
 // is the pure-Go path of the kr > 1 and sr > 1 kernels and of test-only
 // layouts.
-func (k *Kernel) computeF32Generic(y, x []float32, m int, packed []byte, n, kdim int) {
+func (k *Kernel) computeF32Generic(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
 	l := &k.lay
 	pb := l.panelBytes(kdim)
 	bo, wo, _ := l.offsets(kdim)
@@ -28,14 +28,14 @@ func (k *Kernel) computeF32Generic(y, x []float32, m int, packed []byte, n, kdim
 					}
 				}
 			}
-			copy(y[r*n+n0:r*n+n0+nb], acc[:nb])
+			copy(y[r*ldy+n0:r*ldy+n0+nb], acc[:nb])
 		}
 	}
 }
 
 // computeF32KR1 is the pure-Go path for the canonical kr = sr = 1 layout:
 // per panel and row, start from the biases and add x[k]·W[k][0:nr].
-func computeF32KR1(y, x []float32, m int, packed []byte, nr, n, kdim int) {
+func computeF32KR1(y []float32, ldy int, x []float32, m int, packed []byte, nr, n, kdim int) {
 	pf := nr + kdim*nr
 	all := f32s(packed)
 	acc := make([]float32, nr)
@@ -52,7 +52,7 @@ func computeF32KR1(y, x []float32, m int, packed []byte, nr, n, kdim int) {
 					acc[j] += xv * wk[j]
 				}
 			}
-			copy(y[r*n+n0:r*n+n0+nb], acc[:nb])
+			copy(y[r*ldy+n0:r*ldy+n0+nb], acc[:nb])
 		}
 	}
 }
@@ -60,7 +60,7 @@ func computeF32KR1(y, x []float32, m int, packed []byte, nr, n, kdim int) {
 // computeQC8W accumulates x·q in f32 with the int8 weights converted
 // exactly to f32, then applies the channel scale once and adds the bias:
 // y = scale·Σ x·q + b, the order XNNPACK's f32-qc8w kernels use.
-func (k *Kernel) computeQC8W(y, x []float32, m int, packed []byte, n, kdim int) {
+func (k *Kernel) computeQC8W(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
 	l := &k.lay
 	pb := l.panelBytes(kdim)
 	bo, wo, eo := l.offsets(kdim)
@@ -85,7 +85,7 @@ func (k *Kernel) computeQC8W(y, x []float32, m int, packed []byte, n, kdim int) 
 				}
 			}
 			for j := 0; j < nb; j++ {
-				y[r*n+n0+j] = acc[j]*pscale[j] + pbias[j]
+				y[r*ldy+n0+j] = acc[j]*pscale[j] + pbias[j]
 			}
 		}
 	}

@@ -113,7 +113,16 @@ func (k *Kernel) Pack(dst []byte, n, kdim int, w, bias []float32) error {
 
 // Compute sets y[M×N] = x[M×K]·Wᵀ + b, reading W and b only from packed,
 // which must hold what Pack wrote for the same N and K. M = 0 does nothing.
+// It runs on the calling goroutine.
 func (k *Kernel) Compute(y, x []float32, m int, packed []byte, n, kdim int) error {
+	return k.ComputeWorkers(y, x, m, packed, n, kdim, 1)
+}
+
+// ComputeWorkers is Compute split over up to workers goroutines, each
+// taking a contiguous range of nr-panels (output channels). Every output is
+// summed in the same order whatever the split, so the result is
+// bit-identical to Compute's.
+func (k *Kernel) ComputeWorkers(y, x []float32, m int, packed []byte, n, kdim, workers int) error {
 	size, err := k.checkShape("compute", n, kdim)
 	if err != nil {
 		return err
@@ -133,18 +142,38 @@ func (k *Kernel) Compute(y, x []float32, m int, packed []byte, n, kdim int) erro
 	if m == 0 {
 		return nil
 	}
-	packed = packed[:size]
+	nr := k.lay.nr
+	pb := k.lay.panelBytes(kdim)
+	panels := size / pb
+	workers = max(1, min(workers, panels))
+	if workers == 1 {
+		k.computePanels(y, n, x, m, packed[:size], n, kdim)
+		return nil
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		p0, p1 := panels*w/workers, panels*(w+1)/workers
+		wg.Go(func() {
+			k.computePanels(y[p0*nr:], n, x, m, packed[p0*pb:p1*pb], min(n, p1*nr)-p0*nr, kdim)
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// computePanels computes the nc output channels held in packed (whole
+// panels) for all m rows, writing row r at y[r*ldy:].
+func (k *Kernel) computePanels(y []float32, ldy int, x []float32, m int, packed []byte, nc, kdim int) {
 	switch {
 	case k.lay.elem == elemQC8W:
-		k.computeQC8W(y, x, m, packed, n, kdim)
+		k.computeQC8W(y, ldy, x, m, packed, nc, kdim)
 	case k.simd:
-		computeF32NR16SIMD(y, x, m, packed, n, kdim)
+		computeF32NR16SIMD(y, ldy, x, m, packed, nc, kdim)
 	case k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast:
-		computeF32KR1(y, x, m, packed, k.lay.nr, n, kdim)
+		computeF32KR1(y, ldy, x, m, packed, k.lay.nr, nc, kdim)
 	default:
-		k.computeF32Generic(y, x, m, packed, n, kdim)
+		k.computeF32Generic(y, ldy, x, m, packed, nc, kdim)
 	}
-	return nil
 }
 
 func (k *Kernel) checkShape(op string, n, kdim int) (int, error) {

@@ -182,3 +182,25 @@ func TestPackLeavesBytesBeyondSize(t *testing.T) {
 		require.Equal(t, bytes.Repeat([]byte{0xEE}, 16), dst[size:], k.Name())
 	}
 }
+
+// TestComputeWorkersBitIdentical: splitting the panels over goroutines
+// changes nothing in the output bits, for every kernel and compute path,
+// with more workers than panels included.
+func TestComputeWorkersBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for path, reg := range computePaths(t) {
+		for _, k := range reg.Kernels() {
+			for _, sh := range [][3]int{{5, 83, 31}, {1, 16, 1}, {7, 200, 64}} {
+				c := newCase(rng, sh[0], sh[1], sh[2])
+				packed := packOrFail(t, k, c)
+				want := make([]float32, c.m*c.n)
+				require.NoError(t, k.Compute(want, c.x, c.m, packed, c.n, c.kdim))
+				for _, w := range []int{0, 2, 3, 5, 64} {
+					got := make([]float32, c.m*c.n)
+					require.NoError(t, k.ComputeWorkers(got, c.x, c.m, packed, c.n, c.kdim, w))
+					require.Equal(t, want, got, "%s/%s workers=%d shape=%v", path, k.Name(), w, sh)
+				}
+			}
+		}
+	}
+}

@@ -21,7 +21,7 @@ func gemm4x16(kc int, a0, a1, a2, a3, w, c0, c1, c2, c3 *float32)
 // while all row blocks of x stream past it. A partial last panel is
 // computed into a scratch tile, because the micro-kernel always stores 16
 // columns.
-func computeF32NR16SIMD(y, x []float32, m int, packed []byte, n, kdim int) {
+func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
 	all := f32s(packed)
 	pf := 16 + 16*kdim
 	var tmp [4][16]float32
@@ -35,7 +35,7 @@ func computeF32NR16SIMD(y, x []float32, m int, packed []byte, n, kdim int) {
 				ri := r0 + min(i, rows-1)
 				a[i] = &x[ri*kdim]
 				if nb == 16 {
-					c[i] = &y[ri*n+n0]
+					c[i] = &y[ri*ldy+n0]
 				} else {
 					c[i] = &tmp[i][0]
 				}
@@ -43,7 +43,7 @@ func computeF32NR16SIMD(y, x []float32, m int, packed []byte, n, kdim int) {
 			gemm4x16(kdim, a[0], a[1], a[2], a[3], w, c[0], c[1], c[2], c[3])
 			if nb < 16 {
 				for i := range rows {
-					copy(y[(r0+i)*n+n0:(r0+i)*n+n0+nb], tmp[i][:nb])
+					copy(y[(r0+i)*ldy+n0:(r0+i)*ldy+n0+nb], tmp[i][:nb])
 				}
 			}
 		}
