@@ -1,0 +1,301 @@
+package cache
+
+import (
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Handle names an entry handed out by LookUp or LookUpOrInsert. It is an
+// opaque, never-reused identifier, not a slot index: a handle of a released
+// entry stays invalid forever (ExecuTorch's slot indices could dangle or be
+// reused after a reset). The zero Handle is never valid.
+type Handle struct {
+	id uint64
+}
+
+// Valid reports whether h was issued at all (not whether it is still live).
+func (h Handle) Valid() bool { return h.id != 0 }
+
+// placement is where an entry's bytes live.
+type placement uint8
+
+const (
+	inHeap placement = iota + 1
+	inFile
+)
+
+// entry is one packed weight known to this cache.
+type entry struct {
+	id   uint64
+	key  spec.Key
+	data []byte // len == size; capacity clipped so appends cannot spill
+	crc  uint32 // CRC32C of data (v3); 0 in v2
+	// v2Key is set for entries read from a v2 file: only the concatenated
+	// name and the seed are known, so look-ups compare only those.
+	v2Key bool
+
+	place      placement
+	heapReason HeapReason
+	// off is the entry's offset in the live file (inFile).
+	off int64
+	// committed: listed in the newest commit this cache knows of (loaded or
+	// written by it). persist: may be listed in the next commit; false for
+	// file bytes whose msync or commit failed, which must never be indexed
+	// (G2: an index only names durable data).
+	committed, persist bool
+	// indexed: the entry is the current one for its name (byName).
+	indexed bool
+	// verified: the data checksum was checked by this cache (G1).
+	verified bool
+	// refs counts programs using the entry. It is the size of a set, so it
+	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
+	refs int
+}
+
+// reservation is space handed out by ReserveSpace and not inserted yet.
+type reservation struct {
+	buf        []byte
+	region     *region // nil for heap
+	heapReason HeapReason
+}
+
+// region is a span appended to the live file and mapped read-write for a
+// packer; Finalize syncs it and turns it read-only.
+type region struct {
+	m         vfs.Mapping
+	off       int64
+	used      bool // an inserted entry lives in it
+	synced    bool // msync(MS_SYNC) succeeded
+	protected bool
+}
+
+// Cache is a persistent cache of packed weights. All methods are safe for
+// concurrent use; each is atomic with respect to the others. The runtime
+// serializes program creation (InitializeForProgram … Finalize) on one
+// cache, as ExecuTorch's backend does with the cache mutex; the provider
+// calls in between may come from several goroutines.
+type Cache struct {
+	mu sync.Mutex
+
+	opts     Options
+	fsys     vfs.FS
+	pageSize int
+	dir      string
+
+	closed bool
+
+	nextID   uint64
+	byName   map[string]*entry // current entry per name
+	handles  map[uint64]*entry // every live entry
+	programs map[string]map[uint64]struct{}
+	// tombstones are committed entries dropped from the index since the last
+	// commit (invalidated, stale, corrupt); a merge with the file must not
+	// bring them back, and their presence makes the next commit necessary.
+	tombstones map[string]spec.Key
+
+	active    string // program being initialized, "" if none
+	finalized bool
+	// lastLookupUnnamed sends the next reservation to heap: unnamed
+	// constants are never persisted (ExecuTorch #20833).
+	lastLookupUnnamed bool
+	missReason        map[string]RepackReason
+
+	reservations map[uintptr]*reservation
+	maps         []vfs.Mapping // every mapping, unmapped at Close
+
+	// loaded reports that the committed index was read at least once.
+	loaded bool
+	// fileReason is set when the file cannot be used for this launch; every
+	// reservation goes to heap with it. blocked is the same for the
+	// current program only (lock busy, allocation failed).
+	fileReason HeapReason
+	blocked    HeapReason
+
+	disk diskView
+	w    *writer
+
+	stats Stats
+}
+
+// diskView is what this cache knows about the live file.
+type diskView struct {
+	format     spec.Format
+	size       int64
+	generation uint64
+	header     int64 // header bytes (v3: one page; v2: 0)
+	indexLen   int64 // bytes of the committed index block (v2: index and footer)
+	recPage    int   // page size recorded in v3 commits
+}
+
+// Open returns a cache for opts. It touches no file: the committed index is
+// loaded by the first InitializeForProgram. It fails only for invalid
+// options; a bad, missing or locked file yields a working cache and a reason
+// in Stats (G8).
+func Open(opts Options) (*Cache, error) {
+	o, err := opts.normalized()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{
+		opts:         o,
+		fsys:         o.FS,
+		pageSize:     o.FS.PageSize(),
+		byName:       map[string]*entry{},
+		handles:      map[uint64]*entry{},
+		programs:     map[string]map[uint64]struct{}{},
+		tombstones:   map[string]spec.Key{},
+		missReason:   map[string]RepackReason{},
+		reservations: map[uintptr]*reservation{},
+	}
+	c.stats.Repacks = map[RepackReason]uint64{}
+	if o.Path == "" {
+		c.fileReason = HeapNoPath
+		c.stats.Load = LoadDisabled
+	} else {
+		c.dir = filepath.Dir(o.Path)
+	}
+	return c, nil
+}
+
+// Path is the cache file path ("" for a heap-only cache).
+func (c *Cache) Path() string { return c.opts.Path }
+
+// Close releases the cache: it ends any write without committing (call
+// Finalize or Save first to keep new entries), releases the lock and unmaps
+// every mapping. Every handle and every slice from Bytes or ReserveSpace is
+// invalid afterwards.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var first error
+	if c.w != nil {
+		first = c.endWrite()
+	}
+	for _, m := range c.maps {
+		if err := m.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.maps = nil
+	c.byName, c.handles, c.programs = map[string]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
+	c.reservations = map[uintptr]*reservation{}
+	return first
+}
+
+// name is the identity under which k is indexed: the v3 name, or in v2 mode
+// the ambiguous concatenation, which is all a v2 file can store.
+func (c *Cache) name(k spec.Key) string {
+	if c.opts.Format == spec.FormatV2 {
+		return k.V2Name()
+	}
+	return k.Name()
+}
+
+// matches reports whether stored entry e serves key k (G1).
+func (c *Cache) matches(e *entry, k spec.Key) bool {
+	if e.v2Key {
+		return e.key.Seed == k.Seed
+	}
+	return e.key == k
+}
+
+// mismatchReason says which field made e stale for k.
+func mismatchReason(e *entry, k spec.Key) RepackReason {
+	switch {
+	case e.key.Seed != k.Seed:
+		return RepackSeed
+	case e.v2Key:
+		return RepackNew
+	case e.key.Fingerprint != k.Fingerprint:
+		return RepackFingerprint
+	case e.key.Source != k.Source:
+		return RepackSource
+	}
+	return RepackNew
+}
+
+func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
+	c.nextID++
+	e := &entry{id: c.nextID, key: k, data: data}
+	c.handles[e.id] = e
+	return e
+}
+
+func (c *Cache) index(e *entry) {
+	c.byName[c.name(e.key)] = e
+	e.indexed = true
+}
+
+// unindex removes e from the index. A committed entry leaves a tombstone so
+// the next commit drops it (G3); the entry itself lives on while programs
+// reference it, so their handles keep returning its (still correct) bytes.
+func (c *Cache) unindex(e *entry) {
+	if !e.indexed {
+		return
+	}
+	n := c.name(e.key)
+	if c.byName[n] == e {
+		delete(c.byName, n)
+	}
+	e.indexed = false
+	if e.committed {
+		c.tombstones[n] = e.key
+		e.committed = false
+	}
+	e.persist = false
+	c.releaseIfUnused(e)
+}
+
+// releaseIfUnused forgets an entry nobody can reach any more.
+func (c *Cache) releaseIfUnused(e *entry) {
+	if e.refs == 0 && !e.indexed {
+		delete(c.handles, e.id)
+		e.data = nil
+	}
+}
+
+// ref adds e to the active program's set.
+func (c *Cache) ref(e *entry) {
+	if c.active == "" {
+		return
+	}
+	set := c.programs[c.active]
+	if _, ok := set[e.id]; !ok {
+		set[e.id] = struct{}{}
+		e.refs++
+	}
+}
+
+// dirty reports whether a commit would change the file (G4).
+func (c *Cache) dirty() bool {
+	if len(c.tombstones) > 0 {
+		return true
+	}
+	for _, e := range c.byName {
+		if e.place == inFile && e.persist && !e.committed {
+			return true
+		}
+	}
+	return false
+}
+
+func bufKey(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// alignedHeap returns n zeroed bytes at a 64-byte aligned address, the
+// alignment XNNPACK asks of packed weights (kPackedAllocationAlignment).
+func alignedHeap(n int) []byte {
+	const align = 64
+	b := make([]byte, n+align-1)
+	skip := int((align - bufKey(b)%align) % align)
+	return b[skip : skip+n : skip+n]
+}
+
+func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }

@@ -1,0 +1,268 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// The commit protocol (docs/cache.md). The live file is only appended to or
+// replaced by rename; the one in-place write is the v3 commit slot of the
+// next generation, which overwrites the slot of generation-2 and never the
+// slot naming the current commit, and which readers trust only through its
+// CRC (G2). Order of an append commit, under the exclusive lock:
+//
+//  1. new data is already in fallocated regions, msync(MS_SYNC)ed;
+//  2. the index block is appended (WriteAt) and fdatasync'ed;
+//  3. the slot of generation+1 is written and fdatasync'ed: the commit point.
+//
+// A new file (first creation, a rejected file's replacement, compaction) is
+// written whole to a temporary name, fsync'ed, renamed over the path and
+// the directory fsync'ed; readers holding the old inode are unaffected.
+// v2 has no commit slot: its commit point is the footer at the end of the
+// file, which a crash can leave torn (docs/cache.md says what v2 gives up).
+
+// commit writes the index of every persistable entry if anything changed,
+// or unconditionally rewrites the file when compact is set. It runs under
+// c.mu and begins a write session if none is active.
+func (c *Cache) commit(compact bool) error {
+	if c.w == nil {
+		if r, err := c.beginWrite(); r != "" {
+			c.stats.CommitErr = err
+			return err
+		}
+	}
+	if !compact && !c.dirty() && c.w.temp == "" {
+		return nil // merging another writer's commit made ours unnecessary
+	}
+	list := c.commitEntries()
+	var err error
+	switch {
+	case c.w.temp != "" && len(list) == 0 && !c.w.replacing:
+		// Nothing to create: a cold cache whose packs all went to heap.
+		return nil
+	case compact || c.w.temp == "" && c.shouldCompact(list):
+		err = c.rewrite(list)
+	default:
+		err = c.appendCommit(list)
+	}
+	if err != nil {
+		c.stats.CommitErr = fmt.Errorf("cache: commit %s: %w", c.opts.Path, err)
+		_ = c.endWrite()
+		return c.stats.CommitErr
+	}
+	c.stats.CommitErr = nil
+	return nil
+}
+
+// commitEntries lists what the next index names, in offset order.
+func (c *Cache) commitEntries() []*entry {
+	var list []*entry
+	for _, e := range c.byName {
+		if e.place == inFile && e.persist {
+			list = append(list, e)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].off < list[j].off })
+	return list
+}
+
+func (c *Cache) specEntries(list []*entry, offs []int64) []spec.Entry {
+	out := make([]spec.Entry, len(list))
+	for i, e := range list {
+		off := e.off
+		if offs != nil {
+			off = offs[i]
+		}
+		out[i] = spec.Entry{Key: e.key, Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc}
+	}
+	return out
+}
+
+// encodeIndex encodes the index for list at the end of a file of size end
+// and returns it with its offset.
+func (c *Cache) encodeIndex(list []*entry, offs []int64, end int64) ([]byte, int64) {
+	es := c.specEntries(list, offs)
+	if c.opts.Format == spec.FormatV2 {
+		return spec.EncodeV2Index(uint64(end), es), end
+	}
+	// v3 index blocks are 8-aligned so they decode in place.
+	off := roundUp(end, 8)
+	return spec.EncodeV3Index(es), off
+}
+
+// shouldCompact reports whether appending the index for list would leave
+// more garbage than Options.CompactGarbageRatio of the live bytes (G4).
+func (c *Cache) shouldCompact(list []*entry) bool {
+	ratio := c.opts.CompactGarbageRatio
+	if ratio < 0 {
+		return false
+	}
+	idx, off := c.encodeIndex(list, nil, c.w.size)
+	live := c.disk.header + int64(len(idx))
+	for _, e := range list {
+		live += roundUp(int64(len(e.data)), c.w.align)
+	}
+	garbage := off + int64(len(idx)) - live
+	return garbage > c.w.align && float64(garbage) > ratio*float64(live)
+}
+
+// appendCommit appends the index to the session's file and commits it; a
+// temporary file is then renamed over the path.
+func (c *Cache) appendCommit(list []*entry) error {
+	w := c.w
+	if c.opts.Format == spec.FormatV2 && len(list) == 0 {
+		// v2 cannot express an empty index (ExecuTorch rejects it), so the
+		// file goes away; mappings of it keep their inode.
+		return c.removeLive()
+	}
+	idx, off := c.encodeIndex(list, nil, w.size)
+	gen := c.disk.generation + 1
+	if err := c.writeIndex(w.f, idx, off, gen, w.temp == ""); err != nil {
+		return err
+	}
+	if w.temp != "" {
+		if err := c.publish(w); err != nil {
+			return err
+		}
+	}
+	w.size = off + int64(len(idx))
+	c.committed(list, nil, gen, w.size, int64(len(idx)))
+	return nil
+}
+
+// writeIndex writes idx at off and, for v3, the commit slot of gen. With
+// durable set each step is made durable before the next (live file); a
+// temporary file is synced once by publish.
+func (c *Cache) writeIndex(f vfs.File, idx []byte, off int64, gen uint64, durable bool) error {
+	if _, err := f.WriteAt(idx, off); err != nil {
+		return err
+	}
+	if c.opts.Format == spec.FormatV2 {
+		if durable {
+			return f.SyncData()
+		}
+		return nil
+	}
+	if durable {
+		// The index must be durable before the slot that names it (G2).
+		if err := f.SyncData(); err != nil {
+			return err
+		}
+	}
+	slot := spec.EncodeCommitSlot(spec.NewCommit(gen, c.disk.recPage, uint64(off), idx))
+	if _, err := f.WriteAt(slot, spec.CommitSlotOffset(gen)); err != nil {
+		return err
+	}
+	if durable {
+		return f.SyncData()
+	}
+	return nil
+}
+
+// publish makes the temporary file the live file: fsync, rename, fsync the
+// directory (until then a power loss may undo the rename).
+func (c *Cache) publish(w *writer) error {
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	if err := c.fsys.Rename(w.temp, c.opts.Path); err != nil {
+		return err
+	}
+	w.temp = ""
+	return c.fsys.SyncDir(c.dir)
+}
+
+// removeLive removes the live file (a v2 commit of nothing, or the
+// replacement of a rejected v2 file by nothing).
+func (c *Cache) removeLive() error {
+	if c.w.temp == "" || c.w.replacing {
+		if err := c.fsys.Remove(c.opts.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := c.fsys.SyncDir(c.dir); err != nil {
+			return err
+		}
+		c.w.replacing = false
+	}
+	clear(c.tombstones)
+	c.setDisk(nil)
+	c.stats.Commits++
+	return nil
+}
+
+// rewrite writes the live entries to a new file and renames it over the
+// path (compaction, G4). Data is copied from the mappings, so the old file's
+// mappings stay valid for handles already given out.
+func (c *Cache) rewrite(list []*entry) error {
+	if c.opts.Format == spec.FormatV2 && len(list) == 0 {
+		return c.removeLive()
+	}
+	old := c.w
+	f, temp, pos, err := c.createTemp()
+	if err != nil {
+		return err
+	}
+	nw := &writer{lock: old.lock, f: f, temp: temp, align: old.align}
+	offs := make([]int64, len(list))
+	for i, e := range list {
+		off := roundUp(pos, nw.align)
+		if len(e.data) > 0 {
+			if _, err := f.WriteAt(e.data, off); err != nil {
+				return c.abandon(nw, err)
+			}
+		}
+		offs[i], pos = off, off+int64(len(e.data))
+	}
+	idx, off := c.encodeIndex(list, offs, pos)
+	gen := c.disk.generation + 1
+	if err := c.writeIndex(f, idx, off, gen, false); err != nil {
+		return c.abandon(nw, err)
+	}
+	if err := c.publish(nw); err != nil {
+		return c.abandon(nw, err)
+	}
+	// The new file is live: the session continues on it. Reservations in
+	// the old file can no longer be committed.
+	for _, r := range c.reservations {
+		if r.region != nil {
+			r.region, r.heapReason = nil, HeapWriteFailed
+		}
+	}
+	_ = old.f.Close()
+	nw.size = off + int64(len(idx))
+	c.w = nw
+	c.committed(list, offs, gen, nw.size, int64(len(idx)))
+	c.stats.Compactions++
+	return nil
+}
+
+// abandon removes a temporary file that will not be published.
+func (c *Cache) abandon(w *writer, err error) error {
+	_ = w.f.Close()
+	_ = c.fsys.Remove(w.temp)
+	return err
+}
+
+// committed records a successful commit of list.
+func (c *Cache) committed(list []*entry, offs []int64, gen uint64, size, indexLen int64) {
+	for i, e := range list {
+		if offs != nil {
+			e.off = offs[i]
+		}
+		e.committed = true
+	}
+	clear(c.tombstones)
+	c.disk.size, c.disk.indexLen = size, indexLen
+	if c.opts.Format == spec.FormatV3 {
+		c.disk.generation = gen
+	} else {
+		c.disk.generation++
+	}
+	c.stats.Generation = c.disk.generation
+	c.stats.Commits++
+}

@@ -1,0 +1,80 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Misuse of the API. The file's failures never surface as these: they become
+// heap packing with a reason in Stats (G8).
+var (
+	// ErrClosed is returned by every operation after Close.
+	ErrClosed = errors.New("cache: closed")
+	// ErrInvalidOptions is matched by every *OptionsError.
+	ErrInvalidOptions = errors.New("cache: invalid options")
+	// ErrStaleHandle is returned by Bytes for a handle whose entry was
+	// released (its program deleted and the entry dropped from the index) or
+	// that this Cache never issued. A handle is never reused, so a stale one
+	// cannot reach another entry's bytes.
+	ErrStaleHandle = errors.New("cache: stale or unknown handle")
+	// ErrNotFound is returned by LookUpOrInsert with nil packed bytes when
+	// the key is not present (the nil form is only valid after a hit,
+	// ExecuTorch #18295).
+	ErrNotFound = errors.New("cache: key not found")
+	// ErrNotReserved is returned by LookUpOrInsert when packed does not start
+	// at a buffer ReserveSpace returned and that was not inserted yet.
+	ErrNotReserved = errors.New("cache: packed bytes were not reserved by this cache")
+	// ErrInvalidSize is returned by ReserveSpace for a size <= 0, and by
+	// LookUpOrInsert for packed bytes longer than their reservation.
+	ErrInvalidSize = errors.New("cache: invalid size")
+	// ErrInvalidKey is returned by LookUpOrInsert for a key whose names are
+	// too long or contain the name separator.
+	ErrInvalidKey = errors.New("cache: invalid key")
+	// ErrNoProgram is returned by Finalize when no program is initialized.
+	ErrNoProgram = errors.New("cache: no program initialized")
+	// ErrProgramActive is returned by InitializeForProgram while another
+	// program is initialized and not finalized: like ExecuTorch's cache
+	// mutex, the runtime serializes program creation on one cache.
+	ErrProgramActive = errors.New("cache: another program is being initialized")
+	// ErrUnknownProgram is returned by DeleteProgram for a program that was
+	// never initialized or is already deleted.
+	ErrUnknownProgram = errors.New("cache: unknown program")
+	// ErrOptionsMismatch is returned by Manager.Get when a live cache of the
+	// path was opened with different options.
+	ErrOptionsMismatch = errors.New("cache: options differ from the live cache of this path")
+)
+
+// Failures of the file, recorded in Stats (never returned by provider calls).
+var (
+	// ErrLockBusy is recorded when another open file description holds the
+	// lock file, after waiting Options.LockWait.
+	ErrLockBusy = errors.New("cache: lock file is busy")
+	// ErrFormatMismatch is matched by *FormatMismatchError.
+	ErrFormatMismatch = errors.New("cache: file format differs from the configured one")
+)
+
+// OptionsError reports an invalid option.
+type OptionsError struct {
+	Field, Value string
+}
+
+func (e *OptionsError) Error() string {
+	return fmt.Sprintf("cache: invalid option %s = %s", e.Field, e.Value)
+}
+
+func (e *OptionsError) Unwrap() error { return ErrInvalidOptions }
+
+// FormatMismatchError reports a cache file of another format than
+// Options.Format. The file is replaced, never appended to in the wrong
+// format.
+type FormatMismatchError struct {
+	Got, Want spec.Format
+}
+
+func (e *FormatMismatchError) Error() string {
+	return fmt.Sprintf("cache: file is %s, configured %s", e.Got, e.Want)
+}
+
+func (e *FormatMismatchError) Unwrap() error { return ErrFormatMismatch }

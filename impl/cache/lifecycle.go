@@ -1,0 +1,213 @@
+package cache
+
+import (
+	"fmt"
+	"sort"
+)
+
+// InitializeForProgram starts packing a program. On first use, and whenever
+// no write is in progress, it loads the committed index (or refreshes it when
+// another process committed since, G3); the outcome is in Stats. It fails
+// only for misuse: an empty program name, a closed cache, or another program
+// still between InitializeForProgram and Finalize.
+func (c *Cache) InitializeForProgram(program string) error {
+	if program == "" {
+		return fmt.Errorf("%w: empty program name", ErrUnknownProgram)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.active != "" && c.active != program {
+		return fmt.Errorf("%w: %q while %q", ErrProgramActive, program, c.active)
+	}
+	if c.opts.Path != "" && c.w == nil {
+		c.load()
+	}
+	c.active = program
+	c.finalized = false
+	c.blocked = ""
+	c.lastLookupUnnamed = false
+	if c.programs[program] == nil {
+		c.programs[program] = map[uint64]struct{}{}
+	}
+	return nil
+}
+
+// Finalize ends the active program's packing: new file data is written back
+// (msync MS_SYNC, so its pages are clean, G5) and mapped read-only, unused
+// heap reservations are dropped, and the cache commits if anything changed
+// (G2, G4). A failed commit is recorded in Stats.CommitErr and does not fail
+// Finalize: the packed bytes are in memory and inference goes on (G8).
+func (c *Cache) Finalize() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.active == "" {
+		return ErrNoProgram
+	}
+	c.active = ""
+	c.finalized = true
+	c.finishRegions(true)
+	// Space reserved and never inserted is dropped: heap memory to the
+	// collector, file space to garbage (counted, reclaimed by compaction).
+	clear(c.reservations)
+	if c.opts.Path == "" || c.fileReason != "" {
+		return nil
+	}
+	if c.dirty() {
+		_ = c.commit(false)
+	}
+	if c.w != nil {
+		_ = c.endWrite()
+	}
+	return nil
+}
+
+// Save commits new and dropped entries. Nothing is written, and size and
+// mtime of the file stay, when nothing changed (G4; ExecuTorch appended a
+// 20-byte trailer per call, latent issue 10c). Unlike Finalize it returns
+// the commit's error.
+func (c *Cache) Save() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.opts.Path == "" || c.fileReason != "" || !c.dirty() {
+		return nil
+	}
+	c.finishRegions(false)
+	err := c.commit(false)
+	if c.w != nil && c.active == "" {
+		if eerr := c.endWrite(); err == nil {
+			err = eerr
+		}
+	}
+	return err
+}
+
+// Compact rewrites the file with only its live entries and renames it over
+// the old one, whatever the garbage ratio.
+func (c *Cache) Compact() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if c.opts.Path == "" || c.fileReason != "" {
+		return nil
+	}
+	c.finishRegions(false)
+	err := c.commit(true)
+	if c.w != nil && c.active == "" {
+		if eerr := c.endWrite(); err == nil {
+			err = eerr
+		}
+	}
+	return err
+}
+
+// Invalidate drops the entries of the given weight names (every bias) from
+// the index: the next look-up misses and re-packs, and the next commit drops
+// them from the file (G3). Programs that hold their handles keep them.
+func (c *Cache) Invalidate(weights ...string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	drop := map[string]bool{}
+	for _, w := range weights {
+		drop[w] = true
+	}
+	c.invalidate(func(e *entry) bool { return drop[e.key.Weight] })
+	return nil
+}
+
+// InvalidateAll drops every entry from the index.
+func (c *Cache) InvalidateAll() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.invalidate(func(*entry) bool { return true })
+	return nil
+}
+
+func (c *Cache) invalidate(pred func(*entry) bool) {
+	for n, e := range c.byName {
+		if pred(e) {
+			c.unindex(e)
+			c.missReason[n] = RepackInvalidated
+		}
+	}
+}
+
+// DeleteProgram releases a program's references (the backend's destroy).
+// Heap entries nobody references are freed; file entries stay indexed for
+// the next program or launch. It never wraps a count: each program holds at
+// most one reference per entry.
+func (c *Cache) DeleteProgram(program string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	set, ok := c.programs[program]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownProgram, program)
+	}
+	delete(c.programs, program)
+	if c.active == program {
+		c.active = ""
+	}
+	ids := make([]uint64, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		e := c.handles[id]
+		if e == nil {
+			continue
+		}
+		e.refs--
+		if e.refs == 0 && e.place == inHeap {
+			c.unindex(e)
+		}
+		c.releaseIfUnused(e)
+	}
+	return nil
+}
+
+// ProgramNames returns the sorted names of the entries a program references.
+func (c *Cache) ProgramNames(program string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for id := range c.programs[program] {
+		if e := c.handles[id]; e != nil {
+			out = append(out, e.key.Weight+e.key.Bias)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Names returns the sorted weight and bias names (concatenated, as
+// ExecuTorch's get_packed_data_names does) of the indexed entries.
+func (c *Cache) Names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.byName))
+	for _, e := range c.byName {
+		out = append(out, e.key.Weight+e.key.Bias)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,206 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// committedFile is the committed state of a cache file in either format.
+type committedFile struct {
+	size       int64
+	generation uint64 // v3 commit generation; 0 for v2
+	entries    []spec.Entry
+	header     int64 // v3: one page; v2: 0
+	indexLen   int64 // committed index block (v2: entries and footer)
+	recPage    int   // v3: the writer page size the file records
+}
+
+// parseFile reads the committed state of f. Bad content is an error matching
+// spec.ErrCorrupt or ErrFormatMismatch; anything else is an I/O error.
+func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	got, err := spec.DetectFormat(f, size)
+	if err != nil {
+		return nil, err
+	}
+	if got != c.opts.Format {
+		return nil, &FormatMismatchError{Got: got, Want: c.opts.Format}
+	}
+	if got == spec.FormatV2 {
+		v, err := spec.ParseV2(f, size)
+		if err != nil {
+			return nil, err
+		}
+		return &committedFile{size: size, entries: v.Entries, indexLen: size - int64(v.IndexStart)}, nil
+	}
+	v, err := spec.ParseV3(f, size)
+	if err != nil {
+		return nil, err
+	}
+	return &committedFile{
+		size: size, generation: v.Commit.Generation, entries: v.Entries,
+		header: int64(v.PageSize), indexLen: int64(v.Commit.IndexLen), recPage: v.PageSize,
+	}, nil
+}
+
+// load reads (or refreshes) the committed index under the shared lock and
+// records the outcome. It returns the reason this program must pack to heap,
+// or "" when the file is usable.
+func (c *Cache) load() HeapReason {
+	c.stats.LoadErr = nil
+	lk, err := acquire(c.fsys, c.opts.Path, vfs.LockShared, c.opts.LockWait)
+	if err != nil {
+		c.stats.LoadErr = err
+		if errors.Is(err, ErrLockBusy) {
+			c.stats.Load = LoadLocked
+			return HeapLockBusy
+		}
+		c.stats.Load = LoadFailed
+		return HeapOpenFailed
+	}
+	defer func() { _ = lk.release() }()
+
+	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		c.stats.Load = LoadMissing
+		_ = c.merge(nil, nil)
+		c.setDisk(nil)
+		return ""
+	}
+	if err != nil {
+		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		return HeapOpenFailed
+	}
+	defer func() { _ = f.Close() }()
+	cf, err := c.parseFile(f)
+	if err != nil {
+		c.stats.LoadErr = err
+		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) {
+			c.stats.Load = LoadFailed
+			return HeapOpenFailed
+		}
+		// The file is replaced at the first commit, never truncated in
+		// place (PR 20337). Until then nothing in it is trusted (G7).
+		c.stats.Load = LoadRejected
+		_ = c.merge(nil, nil)
+		c.setDisk(nil)
+		return ""
+	}
+	if err := c.merge(cf, f); err != nil {
+		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		if errors.Is(err, vfs.ErrNotSupported) {
+			return HeapNotSupported
+		}
+		return HeapMapFailed
+	}
+	c.setDisk(cf)
+	c.loaded = true
+	c.stats.Load = LoadOK
+	return ""
+}
+
+// setDisk records the live file's committed state (nil: none usable).
+func (c *Cache) setDisk(cf *committedFile) {
+	if cf == nil {
+		c.disk = diskView{format: c.opts.Format}
+		return
+	}
+	c.disk = diskView{
+		format: c.opts.Format, size: cf.size, generation: cf.generation,
+		header: cf.header, indexLen: cf.indexLen, recPage: cf.recPage,
+	}
+	c.stats.Generation = cf.generation
+}
+
+// sameData reports whether committed entry d is the bytes e already holds.
+func (c *Cache) sameData(e *entry, d spec.Entry) bool {
+	if c.opts.Format == spec.FormatV2 {
+		return c.name(e.key) == c.name(d.Key) && e.key.Seed == d.Key.Seed && uint64(len(e.data)) == d.Size
+	}
+	return e.key == d.Key && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+}
+
+// merge makes the index agree with the newest commit cf (nil: the file has
+// no usable commit). Committed entries it no longer lists leave the index;
+// its entries that this cache does not hold are mapped read-only from f;
+// entries packed by this cache and not committed yet, and tombstones, win
+// over the file (they are what the next commit writes).
+func (c *Cache) merge(cf *committedFile, f vfs.File) error {
+	disk := map[string]spec.Entry{}
+	if cf != nil {
+		for _, d := range cf.entries {
+			disk[c.name(d.Key)] = d
+		}
+	}
+	for n, k := range c.tombstones {
+		d, ok := disk[n]
+		switch {
+		case !ok:
+			delete(c.tombstones, n) // someone else dropped it already
+		case d.Key == k:
+			delete(disk, n) // still listed: our next commit drops it
+		default:
+			delete(c.tombstones, n) // replaced by another writer
+		}
+	}
+	for n, e := range c.byName {
+		if !e.committed {
+			continue
+		}
+		if d, ok := disk[n]; ok && c.sameData(e, d) {
+			e.off = int64(d.Offset)
+			delete(disk, n)
+			continue
+		}
+		// The newest commit no longer lists it: another writer dropped or
+		// replaced it, or the file was replaced. Nothing to tombstone.
+		e.committed = false
+		c.unindex(e)
+	}
+	var add []spec.Entry
+	var end uint64
+	for n, d := range disk {
+		if cur := c.byName[n]; cur != nil && cur.place == inFile {
+			continue // our own packing, committed next
+		}
+		add = append(add, d)
+		end = max(end, d.End())
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	var mem []byte
+	if end > 0 {
+		m, err := f.Map(0, int(end), vfs.ProtRead)
+		if err != nil {
+			return fmt.Errorf("cache: map committed data: %w", err)
+		}
+		c.maps = append(c.maps, m)
+		mem = m.Bytes()
+	}
+	for _, d := range add {
+		n := c.name(d.Key)
+		if cur := c.byName[n]; cur != nil {
+			// A heap packing of ours (lock was busy): the committed one
+			// serves later look-ups; ours lives on while referenced.
+			c.unindex(cur)
+		}
+		e := c.newEntry(d.Key, mem[d.Offset:d.End():d.End()])
+		e.place, e.off, e.crc = inFile, int64(d.Offset), d.CRC
+		e.committed, e.persist = true, true
+		e.v2Key = c.opts.Format == spec.FormatV2
+		c.index(e)
+		if c.opts.VerifyData == VerifyOnLoad {
+			c.verify(e)
+		}
+	}
+	return nil
+}

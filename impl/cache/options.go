@@ -1,0 +1,99 @@
+package cache
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// VerifyPolicy says when the CRC32C of committed data is checked (G1). v2
+// files carry no data checksums, so for them every policy is VerifyOff.
+type VerifyPolicy int
+
+const (
+	// VerifyOnFirstUse checks an entry's data the first time this Cache
+	// hands it out, so a warm launch pays one CRC pass over the weights it
+	// actually uses, and a corrupt entry becomes a miss and is re-packed. It
+	// is the default (the zero value); docs/cache.md has the measured cost.
+	VerifyOnFirstUse VerifyPolicy = iota
+	// VerifyOnLoad checks every committed entry when the index is loaded,
+	// including entries the program never uses.
+	VerifyOnLoad
+	// VerifyOff trusts data bytes once the index's checksum holds: corruption
+	// after commit (bit rot, a foreign writer) goes unnoticed.
+	VerifyOff
+)
+
+func (p VerifyPolicy) String() string {
+	switch p {
+	case VerifyOnFirstUse:
+		return "on-first-use"
+	case VerifyOnLoad:
+		return "on-load"
+	case VerifyOff:
+		return "off"
+	}
+	return fmt.Sprintf("VerifyPolicy(%d)", int(p))
+}
+
+// DefaultCompactGarbageRatio bounds garbage to half the live bytes: a file
+// stays within 1.5 times what a fresh rewrite would need (G4).
+const DefaultCompactGarbageRatio = 0.5
+
+// Options configure a Cache. The zero value is a heap-only cache.
+type Options struct {
+	// Path is the cache file. "" means the cache never touches a file (G6).
+	// The lock file is Path+".lock" and temporary files Path+".tmp-*", in
+	// the same directory; the directory must exist.
+	Path string
+	// FS is the filesystem seam; nil means vfs.OS().
+	FS vfs.FS
+	// Format is the file format written and expected: spec.FormatV3 (the
+	// default, also chosen by spec.FormatUnknown) or spec.FormatV2
+	// (ExecuTorch-compatible, without checksums or commit point). A file of
+	// the other format is rejected and replaced.
+	Format spec.Format
+	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
+	// to heap for this launch and record ReasonLockBusy (G8).
+	LockWait time.Duration
+	// VerifyData says when data checksums are checked (G1).
+	VerifyData VerifyPolicy
+	// CompactGarbageRatio is the bound on garbage/live bytes above which a
+	// commit rewrites the file instead of appending to it. 0 means
+	// DefaultCompactGarbageRatio; a negative value turns automatic compaction
+	// off (Compact still works).
+	CompactGarbageRatio float64
+
+	_ struct{}
+}
+
+// normalized returns o with defaults filled in, or an *OptionsError.
+func (o Options) normalized() (Options, error) {
+	switch o.Format {
+	case spec.FormatUnknown:
+		o.Format = spec.FormatV3
+	case spec.FormatV2, spec.FormatV3:
+	default:
+		return o, &OptionsError{Field: "Format", Value: o.Format.String()}
+	}
+	switch o.VerifyData {
+	case VerifyOnFirstUse, VerifyOnLoad, VerifyOff:
+	default:
+		return o, &OptionsError{Field: "VerifyData", Value: o.VerifyData.String()}
+	}
+	if o.LockWait < 0 {
+		return o, &OptionsError{Field: "LockWait", Value: o.LockWait.String()}
+	}
+	if o.CompactGarbageRatio != o.CompactGarbageRatio { // NaN
+		return o, &OptionsError{Field: "CompactGarbageRatio", Value: "NaN"}
+	}
+	if o.CompactGarbageRatio == 0 {
+		o.CompactGarbageRatio = DefaultCompactGarbageRatio
+	}
+	if o.FS == nil {
+		o.FS = vfs.OS()
+	}
+	return o, nil
+}

@@ -1,0 +1,209 @@
+package cache
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// The provider operations: what XNNPACK's operator creation calls while it
+// packs a program's weights (look up; on a miss reserve, pack, look up or
+// insert; then the bytes of the handle).
+
+// LookUp returns the handle of the entry for k when every field of k matches
+// (G1). A miss records why (new, seed, fingerprint, source, corrupt), so the
+// re-pack that follows is counted under that reason. Unnamed constants
+// (k.Weight == "") always miss and send the next reservation to heap.
+func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return Handle{}, false
+	}
+	if k.Weight == "" {
+		c.lastLookupUnnamed = true
+		c.stats.Misses++
+		return Handle{}, false
+	}
+	c.lastLookupUnnamed = false
+	e, reason := c.find(k)
+	if e == nil {
+		c.stats.Misses++
+		c.missReason[c.name(k)] = reason
+		return Handle{}, false
+	}
+	c.stats.Hits++
+	c.ref(e)
+	return Handle{e.id}, true
+}
+
+// find returns the current entry for k, checking its data on first use, or
+// nil and the reason of the miss.
+func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
+	n := c.name(k)
+	e := c.byName[n]
+	if e == nil {
+		if r, ok := c.missReason[n]; ok {
+			return nil, r
+		}
+		return nil, RepackNew
+	}
+	if !c.matches(e, k) {
+		return nil, mismatchReason(e, k)
+	}
+	if c.opts.VerifyData == VerifyOnFirstUse && !c.verify(e) {
+		return nil, RepackCorrupt
+	}
+	return e, ""
+}
+
+// verify checks a file entry's data once per cache; a corrupt entry is
+// dropped from the index so that the re-pack replaces it (G1, G3).
+func (c *Cache) verify(e *entry) bool {
+	if e.verified || e.place != inFile || c.disk.format != spec.FormatV3 || !e.committed {
+		// Entries packed by this cache are trusted: their CRC was computed
+		// from the bytes the packer wrote.
+		return true
+	}
+	e.verified = true
+	c.stats.Verified++
+	if spec.CRC32C(e.data) == e.crc {
+		return true
+	}
+	c.stats.Corrupt++
+	c.missReason[c.name(e.key)] = RepackCorrupt
+	c.unindex(e)
+	return false
+}
+
+// ReserveSpace returns n bytes, 64-byte aligned, for a packer to fill. With
+// a usable file the space is appended to it (fallocate first, so a full disk
+// is an error here and never a SIGBUS later) and mapped read-write;
+// otherwise it is heap memory and the reason is recorded (G8). It fails only
+// for n <= 0 or after Close.
+func (c *Cache) ReserveSpace(n int) ([]byte, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	reason := c.fileReason
+	switch {
+	case reason != "":
+	case c.lastLookupUnnamed:
+		reason = HeapUnnamed
+	case c.blocked != "":
+		reason = c.blocked
+	default:
+		if buf, rg, r := c.reserveFile(n); r == "" {
+			c.reservations[bufKey(buf)] = &reservation{buf: buf, region: rg}
+			return buf, nil
+		} else {
+			reason = r
+		}
+	}
+	buf := alignedHeap(n)
+	c.reservations[bufKey(buf)] = &reservation{buf: buf, heapReason: reason}
+	return buf, nil
+}
+
+// LookUpOrInsert inserts packed, which must start at a buffer ReserveSpace
+// returned, under k and returns its handle. packed == nil after a hit returns
+// the existing handle (ExecuTorch #18295). When k is already present with
+// equal bytes the existing handle is returned and the reservation becomes
+// garbage; with different bytes the new packing wins, since it is what the
+// current kernel produced (G1).
+func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return Handle{}, ErrClosed
+	}
+	if !spec.ValidTensorName(k.Weight) || !spec.ValidTensorName(k.Bias) {
+		return Handle{}, fmt.Errorf("%w: %q, %q", ErrInvalidKey, k.Weight, k.Bias)
+	}
+	if packed == nil {
+		if k.Weight != "" {
+			if e, _ := c.find(k); e != nil {
+				c.ref(e)
+				return Handle{e.id}, nil
+			}
+		}
+		return Handle{}, fmt.Errorf("%w: %q, %q", ErrNotFound, k.Weight, k.Bias)
+	}
+	r := c.reservations[bufKey(packed)]
+	if r == nil {
+		return Handle{}, ErrNotReserved
+	}
+	if len(packed) > len(r.buf) {
+		return Handle{}, fmt.Errorf("%w: %d packed bytes in a %d-byte reservation", ErrInvalidSize, len(packed), len(r.buf))
+	}
+	delete(c.reservations, bufKey(packed))
+	data := r.buf[:len(packed):len(packed)]
+
+	if k.Weight != "" {
+		if e, _ := c.find(k); e != nil && bytes.Equal(e.data, data) {
+			c.ref(e)
+			return Handle{e.id}, nil
+		}
+	}
+	e := c.newEntry(k, data)
+	if r.region != nil {
+		r.region.used = true
+		e.place, e.off = inFile, r.region.off
+		e.persist = k.Weight != ""
+	} else {
+		e.place, e.heapReason = inHeap, r.heapReason
+	}
+	if e.place == inFile && c.opts.Format == spec.FormatV3 {
+		e.crc = spec.CRC32C(data)
+	}
+	e.verified = true
+	if k.Weight != "" {
+		n := c.name(k)
+		if old := c.byName[n]; old != nil {
+			c.unindex(old)
+		}
+		c.index(e)
+		reason := c.missReason[n]
+		if reason == "" {
+			reason = RepackNew
+		}
+		delete(c.missReason, n)
+		c.stats.Repacks[reason]++
+	}
+	c.ref(e)
+	if e.refs == 0 {
+		// Inserted outside any program (allowed, like XNNPACK's provider):
+		// an unnamed entry nobody references would be unreachable.
+		c.releaseIfUnused(e)
+	}
+	return Handle{e.id}, nil
+}
+
+// Bytes returns the packed bytes of h (XNNPACK's offset_to_addr). File bytes
+// are mapped read-only once finalized. A stale or foreign handle is
+// ErrStaleHandle, never another entry's bytes.
+func (c *Cache) Bytes(h Handle) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	e := c.handles[h.id]
+	if e == nil {
+		return nil, ErrStaleHandle
+	}
+	return e.data, nil
+}
+
+// IsFinalized reports whether the last initialized program was finalized.
+func (c *Cache) IsFinalized() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.finalized
+}

@@ -1,0 +1,87 @@
+package cache
+
+// LoadOutcome is what loading the committed index found.
+type LoadOutcome string
+
+const (
+	// LoadNotYet: no program was initialized yet, so nothing was loaded.
+	LoadNotYet LoadOutcome = ""
+	// LoadOK: a committed index was loaded.
+	LoadOK LoadOutcome = "ok"
+	// LoadMissing: there is no cache file yet (a cold start).
+	LoadMissing LoadOutcome = "missing"
+	// LoadRejected: the file failed a check (typed error in Stats.LoadErr,
+	// matching spec.ErrCorrupt or ErrFormatMismatch); it will be replaced by
+	// rename, never truncated (G7).
+	LoadRejected LoadOutcome = "rejected"
+	// LoadLocked: the lock file was busy; this launch packs to heap (G8).
+	LoadLocked LoadOutcome = "locked"
+	// LoadDisabled: the cache has no path (G6).
+	LoadDisabled LoadOutcome = "disabled"
+	// LoadFailed: an I/O error (missing or read-only directory, mmap
+	// failure); this launch packs to heap (G8).
+	LoadFailed LoadOutcome = "failed"
+)
+
+// RepackReason says why a look-up missed and its weight was packed again.
+type RepackReason string
+
+const (
+	RepackNew         RepackReason = "new"         // never packed into this cache
+	RepackSeed        RepackReason = "seed"        // packed layout changed (kernel upgrade)
+	RepackFingerprint RepackReason = "fingerprint" // packer behaviour changed
+	RepackSource      RepackReason = "source"      // source weights changed under the same name
+	RepackCorrupt     RepackReason = "corrupt"     // data failed its checksum (G1)
+	RepackInvalidated RepackReason = "invalidated" // dropped by Invalidate
+)
+
+// HeapReason says why packed bytes live on the heap instead of the file.
+type HeapReason string
+
+const (
+	HeapNoPath       HeapReason = "no-path"       // not opted in (G6)
+	HeapUnnamed      HeapReason = "unnamed"       // constant without a name: never persisted
+	HeapLockBusy     HeapReason = "lock-busy"     // another process holds the lock
+	HeapOpenFailed   HeapReason = "open-failed"   // missing or read-only directory, permissions
+	HeapAllocFailed  HeapReason = "alloc-failed"  // fallocate failed (ENOSPC, EIO)
+	HeapNotSupported HeapReason = "not-supported" // no fallocate or mmap on this platform/filesystem
+	HeapMapFailed    HeapReason = "map-failed"    // mmap failed
+	HeapWriteFailed  HeapReason = "write-failed"  // a previous commit of this launch failed
+	HeapClosed       HeapReason = "closed"        // reserved after Close
+)
+
+// Stats is a snapshot of a cache's counters and space accounting.
+type Stats struct {
+	// Hits and Misses count LookUp answers (look-ups of unnamed constants
+	// are misses too).
+	Hits, Misses uint64
+	// Repacks counts inserted packings by the reason their look-up missed.
+	Repacks map[RepackReason]uint64
+	// HeapBytes is the packed bytes of live heap entries by reason.
+	HeapBytes map[HeapReason]uint64
+	// FileBytes is the packed bytes of live entries in the file mapping.
+	FileBytes uint64
+	// FileSize is the size of the cache file as of the last load or commit.
+	FileSize int64
+	// GarbageBytes is the part of FileSize a rewrite would not keep: stale
+	// entries, dead index blocks, unused reservations and the padding after
+	// them. PaddingBytes is the page-alignment padding of live entries,
+	// which a rewrite keeps (G4).
+	GarbageBytes, PaddingBytes int64
+	// Generation is the commit generation of the file (v3; v2 counts this
+	// cache's commits).
+	Generation uint64
+	// Load is the outcome of the last load; LoadErr its typed error.
+	Load    LoadOutcome
+	LoadErr error
+	// Commits and Compactions count successful commits and rewrites by this
+	// cache; CommitErr is the error of the last failed commit, nil once a
+	// later commit succeeds.
+	Commits, Compactions uint64
+	CommitErr            error
+	// FallbackErr is the error behind the last fall back to heap.
+	FallbackErr error
+	// Verified counts entries whose data checksum was checked; Corrupt those
+	// that failed it (G1).
+	Verified, Corrupt uint64
+}

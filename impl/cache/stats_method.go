@@ -1,0 +1,44 @@
+package cache
+
+import "maps"
+
+// Stats returns a snapshot of the counters and of the space accounting.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Repacks = maps.Clone(c.stats.Repacks)
+	s.HeapBytes = map[HeapReason]uint64{}
+	for _, e := range c.handles {
+		switch e.place {
+		case inHeap:
+			s.HeapBytes[e.heapReason] += uint64(len(e.data))
+		case inFile:
+			s.FileBytes += uint64(len(e.data))
+		}
+	}
+	s.FileSize, s.GarbageBytes, s.PaddingBytes = c.space()
+	return s
+}
+
+// space returns the size of the file and its garbage and padding bytes, as
+// of the last load or commit plus what the current session appended.
+func (c *Cache) space() (size, garbage, padding int64) {
+	size = c.disk.size
+	align := c.align()
+	if c.w != nil {
+		size, align = c.w.size, c.w.align
+	}
+	if size == 0 {
+		return 0, 0, 0
+	}
+	live := c.disk.header + c.disk.indexLen
+	for _, e := range c.byName {
+		if e.place == inFile && e.committed {
+			r := roundUp(int64(len(e.data)), align)
+			live += r
+			padding += r - int64(len(e.data))
+		}
+	}
+	return size, max(size-live, 0), padding
+}

@@ -1,0 +1,242 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// writer is a write session: the exclusive lock, and the file new data is
+// appended to. That file is the live file, or (when there is no usable live
+// file) a temporary file in the same directory that the first commit renames
+// over the path.
+type writer struct {
+	lock *lockFile
+	f    vfs.File
+	temp string // path of f while it is a temporary file, else ""
+	// replacing: the live file exists and was rejected, so publishing even
+	// an empty index is worth it (the next load stops rejecting).
+	replacing bool
+	size      int64 // end of f: where the next region or index goes
+	align     int64 // data alignment: page size, or the file's if larger
+	regions   []*region
+}
+
+// beginWrite takes the exclusive lock and re-reads the newest commit, since
+// another process may have committed after this cache loaded (G2, G3). It
+// returns the heap reason and the error when the file cannot be written.
+func (c *Cache) beginWrite() (HeapReason, error) {
+	lk, err := acquire(c.fsys, c.opts.Path, vfs.LockExclusive, c.opts.LockWait)
+	if err != nil {
+		if errors.Is(err, ErrLockBusy) {
+			return HeapLockBusy, err
+		}
+		return HeapOpenFailed, err
+	}
+	// Under the exclusive lock no writer is active, so every temporary file
+	// is a crashed writer's leftover.
+	c.removeTemps()
+
+	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDWR, 0)
+	var cf *committedFile
+	replacing := false
+	switch {
+	case err == nil:
+		if cf, err = c.parseFile(f); err != nil {
+			_ = f.Close()
+			f = nil
+			if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) {
+				_ = lk.release()
+				return HeapOpenFailed, err
+			}
+			// Rejected: it will be replaced by rename (G7, PR 20337).
+			replacing = true
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		_ = lk.release()
+		return HeapOpenFailed, err
+	}
+	if err := c.merge(cf, f); err != nil {
+		_ = f.Close()
+		_ = lk.release()
+		if errors.Is(err, vfs.ErrNotSupported) {
+			return HeapNotSupported, err
+		}
+		return HeapMapFailed, err
+	}
+	c.setDisk(cf)
+	w := &writer{lock: lk, replacing: replacing}
+	if cf != nil {
+		w.f, w.size = f, cf.size
+	} else {
+		c.disk.recPage = max(c.pageSize, spec.MinPageSize)
+		if c.opts.Format == spec.FormatV3 {
+			c.disk.header = int64(c.disk.recPage)
+		}
+		if w.f, w.temp, w.size, err = c.createTemp(); err != nil {
+			_ = lk.release()
+			return HeapOpenFailed, err
+		}
+	}
+	w.align = c.align()
+	c.w = w
+	return "", nil
+}
+
+// align is the alignment of data regions: the memory page size (mappings
+// start at page offsets), or the page size a v3 file records if larger.
+func (c *Cache) align() int64 {
+	a := max(c.pageSize, c.disk.recPage)
+	if c.opts.Format == spec.FormatV2 {
+		a = max(a, spec.V2Alignment)
+	}
+	return int64(a)
+}
+
+// createTemp creates a new file next to Path holding only the header.
+func (c *Cache) createTemp() (vfs.File, string, int64, error) {
+	name := fmt.Sprintf("%s.tmp-%d-%016x", c.opts.Path, os.Getpid(), rand.Uint64())
+	f, err := c.fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	var size int64
+	if c.opts.Format == spec.FormatV3 {
+		h := spec.EncodeV3Header(c.disk.recPage)
+		if _, err := f.WriteAt(h, 0); err != nil {
+			_ = f.Close()
+			_ = c.fsys.Remove(name)
+			return nil, "", 0, err
+		}
+		size = int64(len(h))
+	}
+	return f, name, size, nil
+}
+
+// removeTemps removes temporary files of crashed writers. Only called under
+// the exclusive lock.
+func (c *Cache) removeTemps() {
+	names, err := c.fsys.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	prefix := filepath.Base(c.opts.Path) + ".tmp-"
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			_ = c.fsys.Remove(filepath.Join(c.dir, n))
+		}
+	}
+}
+
+// reserveFile appends a region of at least n bytes to the file and maps it
+// read-write. On failure it returns the heap reason and blocks the file for
+// the rest of the program, so a full disk is not retried per weight.
+func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
+	if c.w == nil {
+		if r, err := c.beginWrite(); r != "" {
+			c.blocked, c.stats.FallbackErr = r, err
+			return nil, nil, r
+		}
+	}
+	w := c.w
+	off := roundUp(w.size, w.align)
+	length := roundUp(int64(n), w.align)
+	// fallocate before the first store: on a full disk this fails cleanly,
+	// where a store into a sparse mapped range would be a SIGBUS.
+	if err := w.f.Allocate(off, length); err != nil {
+		if sz, serr := w.f.Size(); serr == nil {
+			w.size = max(w.size, sz)
+		}
+		r := HeapAllocFailed
+		if errors.Is(err, vfs.ErrNotSupported) {
+			r = HeapNotSupported
+		}
+		c.blocked, c.stats.FallbackErr = r, err
+		return nil, nil, r
+	}
+	w.size = off + length
+	m, err := w.f.Map(off, int(length), vfs.ProtReadWrite)
+	if err != nil {
+		r := HeapMapFailed
+		if errors.Is(err, vfs.ErrNotSupported) {
+			r = HeapNotSupported
+		}
+		c.blocked, c.stats.FallbackErr = r, err
+		return nil, nil, r
+	}
+	c.maps = append(c.maps, m)
+	rg := &region{m: m, off: off}
+	w.regions = append(w.regions, rg)
+	return m.Bytes()[:n:n], rg, ""
+}
+
+// finishRegions writes back the regions that hold inserted entries
+// (msync MS_SYNC: the index may only name durable data, G2, and clean pages
+// are what G5 asks for) and maps them read-only. With all set it also
+// protects regions nothing was inserted into (Finalize: no packer is
+// running any more).
+func (c *Cache) finishRegions(all bool) {
+	if c.w == nil {
+		return
+	}
+	for _, rg := range c.w.regions {
+		if rg.used && !rg.synced {
+			if err := rg.m.Sync(); err != nil {
+				c.stats.FallbackErr = err
+				c.dropRegionEntries(rg)
+			}
+			rg.synced = true
+		}
+		if (rg.used || all) && !rg.protected {
+			// A failed mprotect leaves the pages writable, which costs
+			// protection against stray stores but not correctness.
+			_ = rg.m.Protect(vfs.ProtRead)
+			rg.protected = true
+		}
+	}
+}
+
+// dropRegionEntries stops a region's entries from being committed: their
+// bytes are fine in memory but not known to be durable.
+func (c *Cache) dropRegionEntries(rg *region) {
+	for _, e := range c.byName {
+		if e.place == inFile && !e.committed && e.off == rg.off {
+			e.persist = false
+		}
+	}
+}
+
+// endWrite ends the session without committing anything further. Entries
+// appended and not committed are kept in memory but never committed later:
+// once the lock is released another writer may replace the file.
+func (c *Cache) endWrite() error {
+	w := c.w
+	c.w = nil
+	for _, e := range c.byName {
+		if e.place == inFile && !e.committed {
+			e.persist = false
+		}
+	}
+	for _, r := range c.reservations {
+		if r.region != nil {
+			r.region = nil
+			r.heapReason = HeapWriteFailed
+		}
+	}
+	err := w.f.Close()
+	if w.temp != "" {
+		_ = c.fsys.Remove(w.temp)
+	}
+	if rerr := w.lock.release(); err == nil {
+		err = rerr
+	}
+	return err
+}
