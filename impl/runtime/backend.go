@@ -1,0 +1,298 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"math"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Cache is what the backend needs of a packed-weight cache: the calls
+// XNNPACK's operator creation and ExecuTorch's XNNPACK backend make.
+// *cache.Cache satisfies it.
+type Cache interface {
+	InitializeForProgram(program string) error
+	LookUp(k spec.Key) (cache.Handle, bool)
+	ReserveSpace(n int) ([]byte, error)
+	LookUpOrInsert(k spec.Key, packed []byte) (cache.Handle, error)
+	Bytes(h cache.Handle) ([]byte, error)
+	Finalize() error
+	Save() error
+	DeleteProgram(program string) error
+}
+
+// Kernel packs FC weights and computes with the packed bytes;
+// *kernels.Kernel satisfies it.
+type Kernel interface {
+	Name() string
+	Seed() uint32
+	Fingerprint() uint64
+	PackedSize(n, kdim int) int
+	Pack(dst []byte, n, kdim int, w, bias []float32) error
+	Compute(y, x []float32, m int, packed []byte, n, kdim int) error
+}
+
+var _ Cache = (*cache.Cache)(nil)
+
+// InitStats counts what Init did for each layer.
+type InitStats struct {
+	// Hits are layers whose packed weights the cache already held.
+	Hits int
+	// Packed are layers packed during this Init; PackedBytes their size.
+	Packed      int
+	PackedBytes int64
+	// Private are layers whose packed bytes the backend keeps itself
+	// because the cache is off or refused them; FallbackErr is the first
+	// cache error that caused it (G8: inference goes on regardless).
+	Private     int
+	FallbackErr error
+}
+
+// Backend is one initialized program: the XNNPACK delegate of ExecuTorch
+// reduced to FC layers. It is not safe for concurrent use.
+type Backend struct {
+	prog   *Program
+	kernel Kernel
+	cache  Cache // nil: weights cache disabled
+
+	layers []packedLayer
+	// scratch holds the unpacked source weights of the layer being packed.
+	// It is dropped at finalize (G5): the backend holds no source after Init.
+	scratchW, scratchB []float32
+
+	stats      InitStats
+	state      backendState
+	registered bool  // InitializeForProgram was called: Destroy must delete
+	inputIdx   []int // producer layer of each layer, -1 = program input
+	outputLen  []int
+}
+
+type backendState uint8
+
+const (
+	stateCreated backendState = iota
+	stateReady
+	stateDestroyed
+)
+
+type packedLayer struct {
+	h   cache.Handle
+	own []byte // non-nil: packed bytes kept by the backend, not the cache
+}
+
+// NewBackend prepares p for initialization with kernel k through cache c.
+// A nil c disables the weights cache (OptWeightCacheEnabled false).
+func NewBackend(p *Program, k Kernel, c Cache) (*Backend, error) {
+	if p == nil {
+		return nil, ErrNoProgram
+	}
+	if k == nil {
+		return nil, ErrNoKernel
+	}
+	b := &Backend{prog: p, kernel: k, cache: c}
+	names := make(map[string]int, p.NumLayers())
+	for i, l := range p.layers {
+		idx := -1
+		if l.Input != "" {
+			idx = names[l.Input]
+		}
+		b.inputIdx = append(b.inputIdx, idx)
+		names[l.Name] = i
+	}
+	return b, nil
+}
+
+// Key is the cache identity of layer i packed by the backend's kernel.
+func (b *Backend) Key(i int) spec.Key {
+	l := b.prog.layers[i]
+	return spec.Key{
+		Weight:      l.WeightName(),
+		Bias:        l.BiasName(),
+		Seed:        b.kernel.Seed(),
+		Fingerprint: b.kernel.Fingerprint(),
+		Source:      b.prog.SourceDigest(i),
+	}
+}
+
+// Init looks up or packs every layer's weights and finalizes the cache. Per
+// layer it makes the calls XNNPACK's fully-connected operator creation
+// makes: LookUp; on a miss ReserveSpace(PackedSize), Pack into it and
+// LookUpOrInsert(key, packed); on a hit LookUpOrInsert(key, nil), which
+// returns the existing entry (ExecuTorch #18295). Cache failures never fail
+// Init: the layer is packed into memory the backend owns (G8).
+func (b *Backend) Init() error {
+	if b.state != stateCreated {
+		return fmt.Errorf("%w: Init called twice or after Destroy", ErrNotInitialized)
+	}
+	if b.cache != nil {
+		if err := b.cache.InitializeForProgram(b.prog.name); err != nil {
+			// Misuse of a shared cache (another program mid-init) must not
+			// attribute this program's entries to that one: pack privately.
+			b.fallback(err)
+			b.cache = nil
+		} else {
+			b.registered = true
+		}
+	}
+	b.layers = make([]packedLayer, b.prog.NumLayers())
+	for i := range b.prog.layers {
+		if err := b.initLayer(i); err != nil {
+			return err
+		}
+	}
+	b.scratchW, b.scratchB = nil, nil
+	if b.cache != nil {
+		if err := b.cache.Finalize(); err != nil {
+			b.fallback(err)
+		}
+	}
+	b.state = stateReady
+	return nil
+}
+
+func (b *Backend) initLayer(i int) error {
+	l := b.prog.layers[i]
+	size := b.kernel.PackedSize(l.N, l.K)
+	if size <= 0 {
+		return fmt.Errorf("runtime: layer %q: kernel %s cannot pack %d×%d", l.Name, b.kernel.Name(), l.N, l.K)
+	}
+	if b.cache == nil {
+		own, err := b.pack(i, make([]byte, size))
+		b.layers[i].own = own
+		b.stats.Private++
+		return err
+	}
+	key := b.Key(i)
+	if _, ok := b.cache.LookUp(key); ok {
+		h, err := b.cache.LookUpOrInsert(key, nil)
+		if err == nil {
+			b.layers[i].h = h
+			b.stats.Hits++
+			return nil
+		}
+		b.fallback(err)
+	}
+	dst, err := b.cache.ReserveSpace(size)
+	if err != nil || len(dst) < size {
+		b.fallback(err)
+		dst = make([]byte, size)
+	}
+	packed, err := b.pack(i, dst[:size])
+	if err != nil {
+		return err
+	}
+	h, err := b.cache.LookUpOrInsert(key, packed)
+	if err != nil {
+		// The reserved region's fate is the cache's; keep a private copy.
+		b.fallback(err)
+		b.layers[i].own = append([]byte(nil), packed...)
+		b.stats.Private++
+		return nil
+	}
+	b.layers[i].h = h
+	return nil
+}
+
+// pack generates layer i's source weights into the scratch buffers and packs
+// them into dst.
+func (b *Backend) pack(i int, dst []byte) ([]byte, error) {
+	l := b.prog.layers[i]
+	if cap(b.scratchW) < l.N*l.K {
+		b.scratchW = make([]float32, l.N*l.K)
+	}
+	if cap(b.scratchB) < l.N {
+		b.scratchB = make([]float32, l.N)
+	}
+	w, bias := b.scratchW[:l.N*l.K], b.scratchB[:l.N]
+	b.prog.Weights(i, w, bias)
+	if !l.Bias {
+		bias = nil
+	}
+	if err := b.kernel.Pack(dst, l.N, l.K, w, bias); err != nil {
+		return nil, fmt.Errorf("runtime: pack layer %q: %w", l.Name, err)
+	}
+	b.stats.Packed++
+	b.stats.PackedBytes += int64(len(dst))
+	return dst, nil
+}
+
+func (b *Backend) fallback(err error) {
+	if err == nil {
+		err = errors.New("runtime: cache returned a short buffer")
+	}
+	if b.stats.FallbackErr == nil {
+		b.stats.FallbackErr = err
+	}
+}
+
+// Stats reports what Init did.
+func (b *Backend) Stats() InitStats { return b.stats }
+
+// SourceBytesHeld is the size of the unpacked source buffers the backend
+// still references; zero after Init returns (G5).
+func (b *Backend) SourceBytesHeld() int { return 4 * (cap(b.scratchW) + cap(b.scratchB)) }
+
+// Result is the outcome of one Run.
+type Result struct {
+	// Output is the last layer's output, m rows of OutputDim.
+	Output []float32
+	// Digest is a CRC-64 of every layer's output bits in order, so that two
+	// runs agree on it only if every layer computed the same bits.
+	Digest uint64
+}
+
+// Run computes the program on m rows of input x (m × InputDim), reading
+// every weight from the packed bytes.
+func (b *Backend) Run(x []float32, m int) (*Result, error) {
+	if b.state != stateReady {
+		return nil, ErrNotInitialized
+	}
+	if m <= 0 || len(x) != m*b.prog.inputDim {
+		return nil, fmt.Errorf("%w: %d values for %d rows of %d", ErrBadInput, len(x), m, b.prog.inputDim)
+	}
+	outs := make([][]float32, len(b.layers))
+	digest := crc64.New(ecma64)
+	var buf []byte
+	for i, l := range b.prog.layers {
+		in := x
+		if j := b.inputIdx[i]; j >= 0 {
+			in = outs[j]
+		}
+		packed := b.layers[i].own
+		if packed == nil {
+			var err error
+			if packed, err = b.cache.Bytes(b.layers[i].h); err != nil {
+				return nil, fmt.Errorf("runtime: layer %q: %w", l.Name, err)
+			}
+		}
+		y := make([]float32, m*l.N)
+		if err := b.kernel.Compute(y, in, m, packed, l.N, l.K); err != nil {
+			return nil, fmt.Errorf("runtime: layer %q: %w", l.Name, err)
+		}
+		outs[i] = y
+		buf = buf[:0]
+		for _, v := range y {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+		digest.Write(buf)
+	}
+	return &Result{Output: outs[len(outs)-1], Digest: digest.Sum64()}, nil
+}
+
+// Destroy releases the program's cache entries (cache DeleteProgram) and
+// every reference the backend holds. The backend cannot be used afterwards.
+func (b *Backend) Destroy() error {
+	if b.state == stateDestroyed {
+		return nil
+	}
+	b.state = stateDestroyed
+	b.layers, b.scratchW, b.scratchB = nil, nil, nil
+	if b.cache == nil || !b.registered {
+		return nil
+	}
+	return b.cache.DeleteProgram(b.prog.name)
+}

@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/kernels"
+)
+
+// BenchmarkLaunch measures one launch (open, init, finalize, save, run on
+// one row) of a preset: cold removes the cache file before every launch,
+// warm launches against a file a previous launch wrote. llama-1184 writes
+// about 593 MB per cold launch and runs only with XPWC_BENCH_LARGE=1.
+//
+//	go test ./impl/runtime -run '^$' -bench Launch
+//	XPWC_BENCH_LARGE=1 go test ./impl/runtime -run '^$' -bench Launch/llama -benchtime 3x
+func BenchmarkLaunch(b *testing.B) {
+	presets := []string{PresetSmall}
+	if os.Getenv("XPWC_BENCH_LARGE") == "1" {
+		presets = append(presets, PresetLlama1184)
+	}
+	k := kernels.NewRegistry().Default()
+	for _, name := range presets {
+		p, err := Preset(name, 1)
+		require.NoError(b, err)
+		var packed int64
+		for _, l := range p.Layers() {
+			packed += int64(k.PackedSize(l.N, l.K))
+		}
+		for _, mode := range []string{"heap", "cold", "warm"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				path := ""
+				if mode != "heap" {
+					path = filepath.Join(b.TempDir(), "bench.cache")
+				}
+				cfg := LaunchConfig{CachePath: path, Program: p, Kernel: k}
+				if mode == "warm" {
+					_, err := Launch(context.Background(), cfg)
+					require.NoError(b, err)
+				}
+				b.SetBytes(packed)
+				b.ReportAllocs()
+				for b.Loop() {
+					if mode == "cold" {
+						b.StopTimer()
+						for _, f := range []string{path, path + ".lock"} {
+							if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+								b.Fatal(err)
+							}
+						}
+						b.StartTimer()
+					}
+					rep, err := Launch(context.Background(), cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if mode == "warm" && rep.Packed != 0 {
+						b.Fatalf("warm launch packed %d layers", rep.Packed)
+					}
+				}
+			})
+		}
+	}
+}

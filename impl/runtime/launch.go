@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/kernels"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// LaunchConfig describes one process launch of a program against a cache.
+type LaunchConfig struct {
+	// CachePath is the cache file; "" packs to the heap and touches no file.
+	CachePath string
+	// Program is required.
+	Program *Program
+	// Kernel packs and computes; nil means the default kernel of
+	// kernels.NewRegistry().
+	Kernel Kernel
+	// Verify also runs the program from heap packing and compares outputs
+	// bit for bit (LaunchReport.Verified).
+	Verify bool
+	// FS is the filesystem seam for the cache; nil means the OS.
+	FS vfs.FS
+	// Manager, when set, supplies the cache (one instance per path per
+	// process). nil means a Manager private to this launch, so that the
+	// launch behaves like a fresh process: it loads the file from scratch.
+	Manager *cache.Manager
+	// Format, VerifyData and LockWait are passed to cache.Options.
+	Format     spec.Format
+	VerifyData cache.VerifyPolicy
+	LockWait   time.Duration
+	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
+	// the input (Program.Input), so launches in separate processes agree.
+	Rows      int
+	InputSeed uint64
+
+	_ struct{}
+}
+
+// LaunchReport is what one launch found and did.
+type LaunchReport struct {
+	CachePath string
+	Program   string
+	Kernel    string
+	// Load is the outcome of loading the cache file, LoadErr its typed error
+	// (a rejected or unreadable file is not a launch error: G7, G8).
+	Load    cache.LoadOutcome
+	LoadErr error
+	// Hits and Misses are the cache's look-up answers; Repacks the misses
+	// by reason. Packed is the number of layers this launch packed, Private
+	// those the backend packed into its own memory (cache off or refusing).
+	Hits, Misses uint64
+	Repacks      map[cache.RepackReason]uint64
+	Packed       int
+	Private      int
+	// HeapBytes is the packed bytes on the heap (sum over HeapByReason);
+	// FileBytes those in clean file-backed pages (G5).
+	HeapBytes    uint64
+	HeapByReason map[cache.HeapReason]uint64
+	FileBytes    uint64
+	FileSize     int64
+	GarbageBytes int64
+	Commits      uint64
+	CommitErr    error
+	// SourceBytesHeld is what the backend still referenced of unpacked
+	// sources after finalize: zero (G5).
+	SourceBytesHeld int
+	// Output and OutputDigest are the program's output on the fixed input
+	// and the digest of every layer's output (Result).
+	Output       []float32
+	OutputDigest uint64
+	// Verified reports, when LaunchConfig.Verify was set, that the outputs
+	// equal those of heap packing bit for bit; HeapDigest is the latter's.
+	VerifyRan  bool
+	Verified   bool
+	HeapDigest uint64
+	// InitTime covers look-ups, packing and finalize; RunTime inference.
+	InitTime, RunTime time.Duration
+}
+
+// Launch performs one launch: open the cache for CachePath, initialize the
+// program (look up or pack, finalize), save, run inference on the fixed
+// input and report. Cache trouble is reported, never returned (G8); the
+// error is for invalid configuration or failed inference.
+func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
+	var rep LaunchReport
+	if cfg.Program == nil {
+		return rep, ErrNoProgram
+	}
+	if cfg.Kernel == nil {
+		cfg.Kernel = kernels.NewRegistry().Default()
+	}
+	if cfg.Rows <= 0 {
+		cfg.Rows = 1
+	}
+	rep.CachePath, rep.Program, rep.Kernel = cfg.CachePath, cfg.Program.Name(), cfg.Kernel.Name()
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	mgr := cfg.Manager
+	if mgr == nil {
+		mgr = cache.NewManager(cfg.FS)
+	}
+	c, release, err := mgr.Get(cache.Options{
+		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
+		VerifyData: cfg.VerifyData, LockWait: cfg.LockWait,
+	})
+	if err != nil {
+		return rep, fmt.Errorf("runtime: launch: %w", err)
+	}
+	defer release()
+
+	b, err := NewBackend(cfg.Program, cfg.Kernel, c)
+	if err != nil {
+		return rep, err
+	}
+	start := time.Now()
+	if err := b.Init(); err != nil {
+		return rep, fmt.Errorf("runtime: launch: %w", err)
+	}
+	// Finalize already committed what was new; this explicit save must
+	// write nothing then (G4), which launch tests check through FileSize.
+	_ = c.Save()
+	rep.InitTime = time.Since(start)
+	defer b.Destroy()
+
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	x := cfg.Program.Input(cfg.Rows, cfg.InputSeed)
+	start = time.Now()
+	res, err := b.Run(x, cfg.Rows)
+	if err != nil {
+		return rep, fmt.Errorf("runtime: launch: %w", err)
+	}
+	rep.RunTime = time.Since(start)
+	rep.Output, rep.OutputDigest = res.Output, res.Digest
+
+	bs := b.Stats()
+	rep.Packed, rep.Private, rep.SourceBytesHeld = bs.Packed, bs.Private, b.SourceBytesHeld()
+	st := c.Stats()
+	rep.Load, rep.LoadErr = st.Load, st.LoadErr
+	rep.Hits, rep.Misses, rep.Repacks = st.Hits, st.Misses, st.Repacks
+	rep.HeapByReason, rep.FileBytes = st.HeapBytes, st.FileBytes
+	for _, n := range st.HeapBytes {
+		rep.HeapBytes += n
+	}
+	rep.FileSize, rep.GarbageBytes = st.FileSize, st.GarbageBytes
+	rep.Commits, rep.CommitErr = st.Commits, st.CommitErr
+
+	if cfg.Verify {
+		heap, err := heapRun(cfg.Program, cfg.Kernel, x, cfg.Rows)
+		if err != nil {
+			return rep, fmt.Errorf("runtime: launch: verify: %w", err)
+		}
+		rep.VerifyRan, rep.HeapDigest = true, heap.Digest
+		rep.Verified = heap.Digest == res.Digest && bitsEqual(heap.Output, res.Output)
+	}
+	return rep, nil
+}
+
+// heapRun runs p from heap packing with a cache of its own: the reference
+// every file-backed launch must match bit for bit.
+func heapRun(p *Program, k Kernel, x []float32, m int) (*Result, error) {
+	c, err := cache.Open(cache.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	b, err := NewBackend(p, k, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Init(); err != nil {
+		return nil, err
+	}
+	defer b.Destroy()
+	return b.Run(x, m)
+}
+
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
