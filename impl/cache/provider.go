@@ -61,7 +61,7 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 // verify checks a file entry's data once per cache; a corrupt entry is
 // dropped from the index so that the re-pack replaces it (G1, G3).
 func (c *Cache) verify(e *entry) bool {
-	if e.verified || e.place != inFile || c.disk.format != spec.FormatV3 || !e.committed {
+	if e.verified || e.place != inFile || c.opts.Format != spec.FormatV3 || !e.committed {
 		// Entries packed by this cache are trusted: their CRC was computed
 		// from the bytes the packer wrote.
 		return true

@@ -1,0 +1,151 @@
+package cache_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+)
+
+// holdLock takes path's lock file the way another process would (a second
+// open file description conflicts even within this process).
+func holdLock(t *testing.T, path string, mode vfs.LockMode) vfs.File {
+	t.Helper()
+	f, err := vfs.OS().OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, f.Lock(mode, false))
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+// G8: a busy lock (another process writing) means heap packing for this
+// launch with the reason recorded, correct bytes, and an untouched file.
+func TestG8LockBusyPacksToHeap(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(3, 1)
+	process(t, opts, ks[:1])
+	before := fileInfo(t, opts.Path)
+
+	holdLock(t, opts.Path, vfs.LockExclusive)
+	s := process(t, opts, ks) // pack() checks the bytes
+	require.Equal(t, cache.LoadLocked, s.Load)
+	require.ErrorIs(t, s.LoadErr, cache.ErrLockBusy)
+	require.Equal(t, uint64(3), s.Misses, "nothing could be loaded")
+	require.Positive(t, s.HeapBytes[cache.HeapLockBusy])
+	require.Zero(t, s.FileBytes)
+	after := fileInfo(t, opts.Path)
+	require.Equal(t, before.Size(), after.Size())
+	require.Equal(t, before.ModTime(), after.ModTime())
+}
+
+// A reader holding the shared lock (loading) does not stop another reader,
+// but stops a writer: the writer's new packs go to heap.
+func TestSharedLockAdmitsReadersNotWriters(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(3, 1)
+	process(t, opts, ks[:2])
+	holdLock(t, opts.Path, vfs.LockShared)
+	s := process(t, opts, ks)
+	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, uint64(2), s.Hits)
+	require.Positive(t, s.HeapBytes[cache.HeapLockBusy], "w2 could not be appended")
+}
+
+// With LockWait the cache waits for the lock instead of falling back.
+func TestLockWaitWaitsForRelease(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), LockWait: 10 * time.Second}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	f := holdLock(t, opts.Path, vfs.LockExclusive)
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		_ = f.Unlock()
+	}()
+	s := process(t, opts, ks)
+	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, uint64(2), s.Hits)
+}
+
+func TestG8MissingDirectory(t *testing.T) {
+	opts := cache.Options{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "w.xpwc")}
+	s := process(t, opts, keys(2, 1))
+	require.Equal(t, cache.LoadFailed, s.Load)
+	require.ErrorIs(t, s.LoadErr, os.ErrNotExist)
+	require.Positive(t, s.HeapBytes[cache.HeapOpenFailed])
+	_, err := os.Stat(filepath.Dir(opts.Path))
+	require.ErrorIs(t, err, os.ErrNotExist, "the cache never creates directories")
+}
+
+// A read-only directory (simulated: tests may run as root, which ignores
+// permission bits) refuses every creation with EROFS.
+func TestG8ReadOnlyDirectory(t *testing.T) {
+	fsys := &hookFS{FS: vfs.OS(), open: func(name string, flag int) error {
+		if flag&(os.O_CREATE|os.O_WRONLY|os.O_RDWR) != 0 {
+			return &os.PathError{Op: "open", Path: name, Err: syscall.EROFS}
+		}
+		return nil
+	}}
+	opts := cache.Options{Path: tempPath(t), FS: fsys}
+	s := process(t, opts, keys(2, 1))
+	require.Equal(t, cache.LoadFailed, s.Load)
+	require.ErrorIs(t, s.LoadErr, syscall.EROFS)
+	require.Positive(t, s.HeapBytes[cache.HeapOpenFailed])
+}
+
+// G8: a full disk is an fallocate error, never a SIGBUS: the weight packs to
+// heap and the entries that did fit are committed.
+func TestG8DiskFullFallsBackToHeap(t *testing.T) {
+	n := 0
+	fsys := &hookFS{FS: vfs.OS(), allocate: func(string) error {
+		n++
+		if n > 2 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}}
+	opts := cache.Options{Path: tempPath(t), FS: fsys}
+	ks := keys(4, 1)
+	s := process(t, opts, ks)
+	require.ErrorIs(t, s.FallbackErr, syscall.ENOSPC)
+	require.Positive(t, s.HeapBytes[cache.HeapAllocFailed])
+	require.Equal(t, uint64(1), s.Commits)
+
+	n = -100
+	s = process(t, cache.Options{Path: opts.Path}, ks)
+	require.Equal(t, uint64(2), s.Hits, "the two entries that fit were committed")
+	require.Equal(t, uint64(2), s.Repacks[cache.RepackNew])
+}
+
+func TestG8MmapFailureFallsBackToHeap(t *testing.T) {
+	fsys := &hookFS{FS: vfs.OS(), mmap: func(string) error { return syscall.ENOMEM }}
+	opts := cache.Options{Path: tempPath(t), FS: fsys}
+	s := process(t, opts, keys(2, 1))
+	require.Positive(t, s.HeapBytes[cache.HeapMapFailed])
+	require.ErrorIs(t, s.FallbackErr, syscall.ENOMEM)
+}
+
+// A crashed writer's temporary file is removed by the next writer.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	stale := opts.Path + ".tmp-999999-0123456789abcdef"
+	require.NoError(t, os.WriteFile(stale, []byte("half a file"), 0o644))
+	other := filepath.Join(filepath.Dir(opts.Path), "unrelated.tmp-1")
+	require.NoError(t, os.WriteFile(other, nil, 0o644))
+	process(t, opts, keys(1, 1))
+	_, err := os.Stat(stale)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(other)
+	require.NoError(t, err)
+	names, err := os.ReadDir(filepath.Dir(opts.Path))
+	require.NoError(t, err)
+	for _, n := range names {
+		require.False(t, strings.Contains(n.Name(), ".tmp-") && strings.HasPrefix(n.Name(), "weights"), n.Name())
+	}
+}

@@ -1,0 +1,149 @@
+package cache_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// G3: after a kernel upgrade (seed), a packer change (fingerprint) or new
+// source weights, one launch re-packs into the file (not heap, ExecuTorch
+// #22183) and the next launch hits everything; the file stops growing.
+func TestG3ConvergesAfterInvalidation(t *testing.T) {
+	cases := []struct {
+		reason cache.RepackReason
+		change func(*spec.Key)
+	}{
+		{cache.RepackSeed, func(k *spec.Key) { k.Seed++ }},
+		{cache.RepackFingerprint, func(k *spec.Key) { k.Fingerprint++ }},
+		{cache.RepackSource, func(k *spec.Key) { k.Source++ }},
+	}
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		for _, tc := range cases {
+			if f == spec.FormatV2 && tc.reason != cache.RepackSeed {
+				continue // v2 stores neither fingerprint nor source
+			}
+			t.Run(f.String()+"/"+string(tc.reason), func(t *testing.T) {
+				opts := cache.Options{Path: tempPath(t), Format: f, CompactGarbageRatio: -1}
+				old := keys(4, 1)
+				process(t, opts, old)
+
+				upgraded := make([]spec.Key, len(old))
+				for i, k := range old {
+					tc.change(&k)
+					upgraded[i] = k
+				}
+				s := process(t, opts, upgraded)
+				require.Equal(t, uint64(4), s.Repacks[tc.reason], "%+v", s.Repacks)
+				require.Empty(t, s.HeapBytes, "re-packs go to the file")
+				require.Positive(t, s.GarbageBytes, "stale entries are garbage")
+
+				size := fileInfo(t, opts.Path).Size()
+				for range 3 {
+					s = process(t, opts, upgraded)
+					require.Zero(t, s.Misses)
+					require.Equal(t, uint64(4), s.Hits)
+					require.Equal(t, size, fileInfo(t, opts.Path).Size())
+				}
+			})
+		}
+	}
+}
+
+func TestExplicitInvalidate(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), CompactGarbageRatio: -1}
+	ks := keys(3, 1)
+	process(t, opts, ks)
+
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := pack(t, c, ks[0])
+	require.True(t, hit)
+	require.NoError(t, c.Invalidate("w0"))
+	_, hit = c.LookUp(ks[0])
+	require.False(t, hit)
+	// The program's handle still reads the bytes it was given.
+	b, err := c.Bytes(h)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(packed(ks[0]), b))
+	pack(t, c, ks[0])
+	require.NoError(t, c.Finalize())
+	require.Equal(t, uint64(1), c.Stats().Repacks[cache.RepackInvalidated])
+
+	require.NoError(t, c.InvalidateAll())
+	require.Empty(t, c.Names())
+	require.NoError(t, c.Save())
+
+	// The commit dropped everything: a new process misses all three.
+	s := process(t, opts, ks)
+	require.Equal(t, uint64(3), s.Repacks[cache.RepackNew])
+}
+
+// G1: data corrupted after its commit is caught on first use (the default
+// policy), re-packed into the file, and the next launch hits again.
+func TestG1CorruptDataCaughtOnFirstUse(t *testing.T) {
+	for _, policy := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad} {
+		t.Run(policy.String(), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), VerifyData: policy}
+			ks := keys(3, 1)
+			process(t, opts, ks)
+			flipDataByte(t, opts.Path, ks[1])
+
+			s := process(t, opts, ks) // pack() asserts the bytes are correct
+			require.Equal(t, uint64(1), s.Corrupt)
+			require.Equal(t, uint64(1), s.Repacks[cache.RepackCorrupt])
+			require.Equal(t, uint64(2), s.Hits)
+
+			s = process(t, opts, ks)
+			require.Equal(t, uint64(3), s.Hits)
+			require.Zero(t, s.Corrupt)
+		})
+	}
+}
+
+// With verification off a flipped byte goes unnoticed: the test shows the
+// policy matters (and that the G1 test above can fail).
+func TestVerifyOffTrustsData(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOff}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	flipDataByte(t, opts.Path, ks[0])
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := c.LookUp(ks[0])
+	require.True(t, hit)
+	b, err := c.Bytes(h)
+	require.NoError(t, err)
+	require.False(t, bytes.Equal(packed(ks[0]), b))
+	require.NoError(t, c.Finalize())
+}
+
+// flipDataByte corrupts one data byte of k's committed entry, in place, as
+// bit rot or a foreign writer would.
+func flipDataByte(t *testing.T, path string, k spec.Key) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	v, err := spec.ParseV3(f, fi.Size())
+	require.NoError(t, err)
+	for _, e := range v.Entries {
+		if e.Key == k {
+			var b [1]byte
+			_, err = f.ReadAt(b[:], int64(e.Offset+e.Size/2))
+			require.NoError(t, err)
+			b[0] ^= 0x40
+			_, err = f.WriteAt(b[:], int64(e.Offset+e.Size/2))
+			require.NoError(t, err)
+			return
+		}
+	}
+	t.Fatalf("%s not in %s", k.Name(), path)
+}

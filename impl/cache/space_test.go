@@ -1,0 +1,135 @@
+package cache_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// ageFile sets path's mtime far in the past, so that any write shows.
+func ageFile(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	old := time.Unix(1_000_000, 0)
+	require.NoError(t, os.Chtimes(path, old, old))
+	return fileInfo(t, path)
+}
+
+func requireUntouched(t *testing.T, path string, before os.FileInfo) {
+	t.Helper()
+	after := fileInfo(t, path)
+	require.Equal(t, before.Size(), after.Size(), "size changed")
+	require.True(t, before.ModTime().Equal(after.ModTime()), "mtime changed")
+}
+
+// G4: a warm launch, unload and reload, and Save with nothing new write
+// nothing (ExecuTorch SavePackedIndex_NoNewReserves_IsNoOp,
+// MultiSessionLoad_DoesNotGrowCacheFile); G5: a warm launch reserves no
+// space.
+func TestG4NothingWrittenWhenNothingChanged(t *testing.T) {
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), Format: f}
+			ks := keys(4, 1)
+			process(t, opts, ks)
+			before := ageFile(t, opts.Path)
+
+			reserves := 0
+			fsys := &hookFS{FS: vfs.OS(), allocate: func(string) error { reserves++; return nil }}
+			c := open(t, cache.Options{Path: opts.Path, Format: f, FS: fsys})
+			require.Equal(t, 4, launch(t, c, "P1", ks))
+			require.NoError(t, c.Save())
+			require.NoError(t, c.Save())
+			require.NoError(t, c.DeleteProgram("P1"))
+			require.Equal(t, 4, launch(t, c, "P1", ks))
+			require.Equal(t, 4, launch(t, c, "P2", ks))
+			require.NoError(t, c.Save())
+			require.Zero(t, reserves, "a warm launch reserves no space (G5)")
+			require.Zero(t, c.Stats().Commits)
+			requireUntouched(t, opts.Path, before)
+
+			process(t, opts, ks)
+			requireUntouched(t, opts.Path, before)
+		})
+	}
+}
+
+// A cold launch whose packs all went to heap creates no file (ExecuTorch
+// wrote a footer-only file that its next load rejected, latent issue 10c).
+func TestNoFileForEmptyCommit(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	pack(t, c, spec.Key{Seed: 1}) // unnamed: heap
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Save())
+	require.Positive(t, c.Stats().HeapBytes[cache.HeapUnnamed])
+	_, err := os.Stat(opts.Path)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// G4: garbage is counted, and compaction keeps the file within the bound:
+// after any commit, garbage <= ratio * live (+ one page of slack).
+func TestG4CompactionBoundsGarbage(t *testing.T) {
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), Format: f, CompactGarbageRatio: 0.5}
+			page := int64(vfs.OS().PageSize())
+			compactions := uint64(0)
+			for gen := range uint32(8) {
+				ks := keys(6, gen+1) // every launch is a kernel upgrade
+				s := process(t, opts, ks)
+				compactions += s.Compactions
+				live := s.FileSize - s.GarbageBytes
+				require.LessOrEqual(t, float64(s.GarbageBytes), 0.5*float64(live)+float64(page),
+					"launch %d: garbage %d live %d", gen, s.GarbageBytes, live)
+				require.Equal(t, fileInfo(t, opts.Path).Size(), s.FileSize)
+			}
+			require.Positive(t, compactions)
+			// Compacted files still hold every entry.
+			s := process(t, opts, keys(6, 8))
+			require.Equal(t, uint64(6), s.Hits)
+		})
+	}
+}
+
+// Without compaction the garbage of each upgrade accumulates and is
+// reported; an explicit Compact rewrites the file down to its live bytes
+// and a mapping of the old file stays valid.
+func TestExplicitCompact(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), CompactGarbageRatio: -1}
+	for gen := range uint32(4) {
+		process(t, opts, keys(5, gen+1))
+	}
+	ks := keys(5, 4)
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	handles := make([]cache.Handle, len(ks))
+	for i, k := range ks {
+		var hit bool
+		handles[i], hit = pack(t, c, k)
+		require.True(t, hit)
+	}
+	require.NoError(t, c.Finalize())
+	s := c.Stats()
+	require.Positive(t, s.GarbageBytes)
+	oldSize := s.FileSize
+
+	require.NoError(t, c.Compact())
+	s = c.Stats()
+	require.Equal(t, uint64(1), s.Compactions)
+	require.Less(t, s.FileSize, oldSize)
+	require.Less(t, s.GarbageBytes, int64(vfs.OS().PageSize()))
+	require.Equal(t, fileInfo(t, opts.Path).Size(), s.FileSize)
+	for i, k := range ks {
+		b, err := c.Bytes(handles[i]) // still the old file's mapping
+		require.NoError(t, err)
+		require.Equal(t, packed(k), b)
+	}
+	require.Equal(t, uint64(5), process(t, opts, ks).Hits)
+}
