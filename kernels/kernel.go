@@ -98,17 +98,20 @@ func (k *Kernel) Pack(dst []byte, n, kdim int, w, bias []float32) error {
 		return err
 	}
 	dst = dst[:size]
-	switch k.lay.elem {
-	case elemQC8W:
+	canonical := !k.lay.biasLast && k.lay.pad == 0
+	switch {
+	case k.lay.elem == elemQC8W && canonical && k.lay.sr == 1:
+		return k.packQC8WSR1(dst, n, kdim, w, bias)
+	case k.lay.elem == elemQC8W:
 		return k.packQC8W(dst, n, kdim, w, bias)
+	case canonical && k.lay.kr == 1 && k.lay.sr == 1:
+		packF32KR1(dst, k.lay.nr, n, kdim, w, bias)
+	case canonical && k.lay.sr == 1:
+		packF32SR1(dst, k.lay.nr, k.lay.kr, n, kdim, w, bias)
 	default:
-		if k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast && k.lay.pad == 0 {
-			packF32KR1(dst, k.lay.nr, n, kdim, w, bias)
-			return nil
-		}
 		k.packF32Generic(dst, n, kdim, w, bias)
-		return nil
 	}
+	return nil
 }
 
 // Compute sets y[M×N] = x[M×K]·Wᵀ + b, reading W and b only from packed,

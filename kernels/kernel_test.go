@@ -204,3 +204,19 @@ func TestComputeWorkersBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundEven: the magic-number rounding agrees with math.RoundToEven on
+// the quantizer's whole range, ties included.
+func TestRoundEven(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for i := range 200000 {
+		v := (rng.Float64()*2 - 1) * 130
+		if i%4 == 0 {
+			v = math.Round(v*2) / 2 // exact ties
+		}
+		require.Equal(t, math.RoundToEven(v), roundEven(v), "%v", v)
+	}
+	for _, v := range []float64{0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 126.5, -126.5, 127.49999999999999} {
+		require.Equal(t, math.RoundToEven(v), roundEven(v), "%v", v)
+	}
+}

@@ -197,25 +197,38 @@ func (k *Kernel) packQC8W(dst []byte, n, kdim int, w, bias []float32) error {
 }
 
 // channelScale is max|w|/127 over one output channel; 0 for an all-zero
-// channel (its weights then quantize to 0).
+// channel (its weights then quantize to 0). For finite floats the order of
+// |v| is the order of their bit patterns with the sign cleared, so the
+// maximum is taken on integers: no NaN-aware float max in the loop.
 func channelScale(row []float32) (float32, error) {
-	var maxAbs float32
+	var maxBits uint32
 	for _, v := range row {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return 0, ErrNonFinite
-		}
-		maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
+		maxBits = max(maxBits, math.Float32bits(v)&0x7fffffff)
 	}
-	return maxAbs / 127, nil
+	if maxBits >= 0x7f800000 { // an infinity or a NaN
+		return 0, ErrNonFinite
+	}
+	return math.Float32frombits(maxBits) / 127, nil
 }
 
 // quantize rounds v/scale to the nearest int8 in [-127, 127], ties to even.
 // The division is done in float64 so the result does not depend on whether
-// the compiler fuses or reorders float32 operations.
+// the compiler fuses or reorders float32 operations. |v| ≤ 127·scale up to
+// one rounding of scale, so the conversion to int cannot overflow.
 func quantize(v, scale float32) int8 {
 	if scale == 0 {
 		return 0
 	}
-	q := math.RoundToEven(float64(v) / float64(scale))
+	q := int(roundEven(float64(v) / float64(scale)))
 	return int8(max(-127, min(127, q)))
+}
+
+// roundEven is math.RoundToEven for |t| ≤ 2^51: adding and subtracting
+// 1.5·2^52 leaves no fraction bits, and IEEE round-to-nearest-even does
+// the rounding. Go never reassociates float arithmetic, so this is exact;
+// it avoids math.RoundToEven's software path on GOAMD64=v1 (about 3 ns per
+// call, most of the quantizing packer's time).
+func roundEven(t float64) float64 {
+	const magic = 1.5 * (1 << 52)
+	return (t + magic) - magic
 }

@@ -173,3 +173,33 @@ func TestHandWorkedLayout(t *testing.T) {
 	}
 	require.Equal(t, want, f32s(dst))
 }
+
+// TestSR1PackMatchesGeneric: the sr = 1 packers (f32 and qc8w, several kr)
+// agree byte for byte with the generic slot-by-slot packers, K tails and
+// partial panels included.
+func TestSR1PackMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, elem := range []elemKind{elemF32, elemQC8W} {
+		for _, nr := range []int{4, 8, 16} {
+			for _, kr := range []int{2, 4, 8} {
+				k := newKernel(layout{version: 1, elem: elem, nr: nr, kr: kr, sr: 1})
+				for range 12 {
+					c := newCase(rng, 0, 1+rng.IntN(3*nr), 1+rng.IntN(5*kr))
+					size := k.PackedSize(c.n, c.kdim)
+					fast, gen := alignedBytes(size), alignedBytes(size)
+					for i := range fast {
+						fast[i] = 0xCC // the fast packers must write padding too
+					}
+					if elem == elemQC8W {
+						require.NoError(t, k.packQC8WSR1(fast, c.n, c.kdim, c.w, c.b))
+						require.NoError(t, k.packQC8W(gen, c.n, c.kdim, c.w, c.b))
+					} else {
+						packF32SR1(fast, nr, kr, c.n, c.kdim, c.w, c.b)
+						k.packF32Generic(gen, c.n, c.kdim, c.w, c.b)
+					}
+					require.Equal(t, gen, fast, "%s n=%d k=%d", k.Name(), c.n, c.kdim)
+				}
+			}
+		}
+	}
+}
