@@ -1,0 +1,101 @@
+package crashpoint
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
+)
+
+// launchAndMark is one launch that reports its save point when it committed.
+func launchAndMark(e Env, ks []spec.Key) error {
+	r, err := Launch(e.FS, e.Opts, ks)
+	if err != nil {
+		return err
+	}
+	if !r.Committed {
+		return fmt.Errorf("launch did not commit: %v", r.Stats.CommitErr)
+	}
+	e.Saved(ks)
+	return nil
+}
+
+// Workloads are the standard crash-point workloads over a model of n
+// weights: cold launch and save; warm launch after a kernel upgrade that
+// re-packs half the weights, appends and commits; compaction; recovery from
+// a corrupt file.
+func Workloads(n int) []Workload {
+	k1 := Keys(n, 1)
+	k2 := Upgrade(k1)
+	return []Workload{
+		{
+			Name: "cold",
+			Run:  func(e Env) error { return launchAndMark(e, k1) },
+			Keys: k1,
+		},
+		{
+			Name:  "upgrade",
+			Setup: func(e Env) error { return launchAndMark(e, k1) },
+			Run:   func(e Env) error { return launchAndMark(e, k2) },
+			Keys:  k2,
+		},
+		{
+			Name: "compact",
+			Setup: func(e Env) error {
+				if err := launchAndMark(e, k1); err != nil {
+					return err
+				}
+				return launchAndMark(e, k2)
+			},
+			Run: func(e Env) error {
+				r, err := Compact(e.FS, e.Opts, k2)
+				if err != nil {
+					return err
+				}
+				if !r.Committed {
+					return fmt.Errorf("compaction did not commit")
+				}
+				e.Saved(k2)
+				return nil
+			},
+			Keys: k2,
+		},
+		{
+			Name:  "corrupt",
+			Setup: writeCorrupt,
+			Run:   func(e Env) error { return launchAndMark(e, k1) },
+			Keys:  k1,
+		},
+	}
+}
+
+// writeCorrupt leaves a durable cache file whose index is damaged: a file
+// of the configured format built from the spec encoders, with one byte of
+// its index flipped (which v3 detects by checksum and v2, in this byte, by
+// its bounds checks).
+func writeCorrupt(e Env) error {
+	ws := spectest.Weights(3, 200, 9)
+	var file []byte
+	if e.Opts.Format == spec.FormatV2 {
+		file, _ = spectest.BuildV2(e.FS.PageSize(), ws)
+		file[len(file)-spec.V2FooterSize] ^= 0xFF // index_start
+	} else {
+		file, _ = spectest.BuildV3(e.FS.PageSize(), ws)
+		file[len(file)-1] ^= 0x01 // last index byte: index CRC mismatch
+	}
+	f, err := e.FS.OpenFile(Path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(file, 0); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return e.FS.SyncDir(Dir)
+}
