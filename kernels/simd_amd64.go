@@ -11,10 +11,15 @@ var haveAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // gemm4x16 computes four rows of one nr=16 panel: for r in 0..3,
 // c_r[0:16] = w[0:16] + Σ_k a_r[k]·w[16+16k : 32+16k]. Rows may alias
 // (XNNPACK's trick for M < 4): aliased rows compute and store the same
-// values.
+// values; computeF32NR16SIMD uses gemm1x16 for leftover rows instead.
 //
 //go:noescape
 func gemm4x16(kc int, a0, a1, a2, a3, w, c0, c1, c2, c3 *float32)
+
+// gemm1x16 computes one row of one nr=16 panel, like gemm4x16 with one row.
+//
+//go:noescape
+func gemm1x16(kc int, a, w, c *float32)
 
 // computeF32NR16SIMD drives gemm4x16 over the canonical f32 nr16 layout.
 // Panels are the outer loop so that one panel (16·K floats) stays in L2
@@ -29,22 +34,32 @@ func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte,
 	for n0 := 0; n0 < n; n0 += 16 {
 		w := &all[n0/16*pf]
 		nb := min(16, n-n0)
-		for r0 := 0; r0 < m; r0 += 4 {
-			rows := min(4, m-r0)
+		r0 := 0
+		for ; r0+4 <= m; r0 += 4 {
 			for i := range 4 {
-				ri := r0 + min(i, rows-1)
-				a[i] = &x[ri*kdim]
+				a[i] = &x[(r0+i)*kdim]
 				if nb == 16 {
-					c[i] = &y[ri*ldy+n0]
+					c[i] = &y[(r0+i)*ldy+n0]
 				} else {
 					c[i] = &tmp[i][0]
 				}
 			}
 			gemm4x16(kdim, a[0], a[1], a[2], a[3], w, c[0], c[1], c[2], c[3])
 			if nb < 16 {
-				for i := range rows {
+				for i := range 4 {
 					copy(y[(r0+i)*ldy+n0:(r0+i)*ldy+n0+nb], tmp[i][:nb])
 				}
+			}
+		}
+		// Remaining rows one at a time: XNNPACK aliases them into the 4-row
+		// kernel, which costs four rows of FMAs for each; for M = 1 (token
+		// generation) that matters.
+		for ; r0 < m; r0++ {
+			if nb == 16 {
+				gemm1x16(kdim, &x[r0*kdim], w, &y[r0*ldy+n0])
+			} else {
+				gemm1x16(kdim, &x[r0*kdim], w, &tmp[0][0])
+				copy(y[r0*ldy+n0:r0*ldy+n0+nb], tmp[0][:nb])
 			}
 		}
 	}

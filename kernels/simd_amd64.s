@@ -64,3 +64,52 @@ store:
 	VMOVUPS Y7, 32(DI)
 	VZEROUPPER
 	RET
+
+// func gemm1x16(kc int, a, w, c *float32)
+//
+// One row of one panel, for M = 1 and the rows left after blocks of four.
+// K is unrolled by two into separate accumulators (Y0,Y1 even k; Y2,Y3 odd
+// k) so consecutive FMAs do not wait on each other; they are summed at the
+// end.
+TEXT ·gemm1x16(SB), NOSPLIT, $0-32
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), R8
+	MOVQ w+16(FP), SI
+
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ $64, SI
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-2, BX
+	JZ tail
+
+pair:
+	VBROADCASTSS (R8)(DX*4), Y10
+	VBROADCASTSS 4(R8)(DX*4), Y11
+	VFMADD231PS (SI), Y10, Y0
+	VFMADD231PS 32(SI), Y10, Y1
+	VFMADD231PS 64(SI), Y11, Y2
+	VFMADD231PS 96(SI), Y11, Y3
+	ADDQ $128, SI
+	ADDQ $2, DX
+	CMPQ DX, BX
+	JLT pair
+
+tail:
+	CMPQ DX, CX
+	JGE done
+	VBROADCASTSS (R8)(DX*4), Y10
+	VFMADD231PS (SI), Y10, Y0
+	VFMADD231PS 32(SI), Y10, Y1
+
+done:
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	MOVQ c+24(FP), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
