@@ -64,11 +64,14 @@ func TestLockWaitWaitsForRelease(t *testing.T) {
 	ks := keys(2, 1)
 	process(t, opts, ks)
 	f := holdLock(t, opts.Path, vfs.LockExclusive)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		time.Sleep(30 * time.Millisecond)
 		_ = f.Unlock()
 	}()
 	s := process(t, opts, ks)
+	<-done
 	require.Equal(t, cache.LoadOK, s.Load)
 	require.Equal(t, uint64(2), s.Hits)
 }

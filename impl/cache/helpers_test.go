@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -180,3 +181,5 @@ func (f *hookFile) Map(off int64, length int, prot vfs.Prot) (vfs.Mapping, error
 	}
 	return f.File.Map(off, length, prot)
 }
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

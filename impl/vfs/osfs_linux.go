@@ -13,7 +13,7 @@ func (o *osFile) Allocate(off, length int64) error {
 	// Mode 0 extends the file size and reserves the blocks, so a later store
 	// through a mapping of the range cannot hit ENOSPC as a SIGBUS.
 	for {
-		err := unix.Fallocate(int(o.f.Fd()), 0, off, length)
+		err := o.control(func(fd int) error { return unix.Fallocate(fd, 0, off, length) })
 		switch {
 		case err == nil:
 			return nil
@@ -28,7 +28,7 @@ func (o *osFile) Allocate(off, length int64) error {
 }
 
 func (o *osFile) SyncData() error {
-	if err := unix.Fdatasync(int(o.f.Fd())); err != nil {
+	if err := o.control(unix.Fdatasync); err != nil {
 		return fmt.Errorf("vfs: fdatasync %s: %w", o.f.Name(), err)
 	}
 	return nil

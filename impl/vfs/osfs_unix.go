@@ -13,7 +13,12 @@ func (o *osFile) Map(off int64, length int, prot Prot) (Mapping, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("vfs: map %s: length %d: %w", o.f.Name(), length, unix.EINVAL)
 	}
-	b, err := unix.Mmap(int(o.f.Fd()), off, length, unixProt(prot), unix.MAP_SHARED)
+	var b []byte
+	err := o.control(func(fd int) error {
+		var err error
+		b, err = unix.Mmap(fd, off, length, unixProt(prot), unix.MAP_SHARED)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("vfs: mmap %s [%d,+%d) %s: %w", o.f.Name(), off, length, prot, err)
 	}
@@ -29,7 +34,7 @@ func (o *osFile) Lock(mode LockMode, wait bool) error {
 		how |= unix.LOCK_NB
 	}
 	for {
-		err := unix.Flock(int(o.f.Fd()), how)
+		err := o.control(func(fd int) error { return unix.Flock(fd, how) })
 		switch {
 		case err == nil:
 			return nil
@@ -46,10 +51,25 @@ func (o *osFile) Lock(mode LockMode, wait bool) error {
 }
 
 func (o *osFile) Unlock() error {
-	if err := unix.Flock(int(o.f.Fd()), unix.LOCK_UN); err != nil {
+	if err := o.control(func(fd int) error { return unix.Flock(fd, unix.LOCK_UN) }); err != nil {
 		return fmt.Errorf("vfs: unlock %s: %w", o.f.Name(), err)
 	}
 	return nil
+}
+
+// control runs fn on the descriptor while holding a reference to it, so a
+// concurrent Close cannot recycle the number under fn (os.File.Fd offers no
+// such guarantee, and switches the file to blocking mode).
+func (o *osFile) control(fn func(fd int) error) error {
+	rc, err := o.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
 }
 
 func unixProt(p Prot) int {

@@ -1,0 +1,125 @@
+package cache_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// The manager tests follow ExecuTorch's test_xnn_weights_cache_manager.cpp
+// (names in comments).
+
+func TestManagerOneInstancePerPath(t *testing.T) {
+	m := cache.NewManager(vfs.OS())
+	dir := t.TempDir()
+	a, relA, err := m.Get(cache.Options{Path: filepath.Join(dir, "a")})
+	require.NoError(t, err)
+	// SamePathReturnsSameInstance (a path spelled differently is the same).
+	a2, relA2, err := m.Get(cache.Options{Path: filepath.Join(dir, ".", "a")})
+	require.NoError(t, err)
+	require.Same(t, a, a2)
+	// DifferentPathsReturnDifferentInstances
+	b, relB, err := m.Get(cache.Options{Path: filepath.Join(dir, "b")})
+	require.NoError(t, err)
+	require.NotSame(t, a, b)
+	require.Equal(t, 2, m.Live()) // NonEmptyPathRegistersInMap
+
+	// ExpiredEntryDoesNotLeak / ExpiredEntryRecreatedOnNextCall
+	relA()
+	relA() // a second call is a no-op, not a second release
+	require.Equal(t, 2, m.Live())
+	relA2()
+	require.Equal(t, 1, m.Live())
+	require.ErrorIs(t, a.InitializeForProgram("P"), cache.ErrClosed)
+	a3, relA3, err := m.Get(cache.Options{Path: filepath.Join(dir, "a")})
+	require.NoError(t, err)
+	require.NotSame(t, a, a3)
+	relA3()
+	relB()
+	require.Zero(t, m.Live())
+}
+
+// EmptyPathSharedAcrossCallers, EmptyPathRecreatedAfterAllRefsDrop,
+// EmptyPathDoesNotShareWithMmapPath.
+func TestManagerEmptyPath(t *testing.T) {
+	m := cache.NewManager(nil)
+	a, relA, err := m.Get(cache.Options{})
+	require.NoError(t, err)
+	b, relB, err := m.Get(cache.Options{})
+	require.NoError(t, err)
+	require.Same(t, a, b)
+	f, relF, err := m.Get(cache.Options{Path: filepath.Join(t.TempDir(), "c")})
+	require.NoError(t, err)
+	require.NotSame(t, a, f)
+	relA()
+	relB()
+	relF()
+	c, relC, err := m.Get(cache.Options{})
+	require.NoError(t, err)
+	require.NotSame(t, a, c)
+	relC()
+}
+
+func TestManagerRejectsConflictingOptions(t *testing.T) {
+	m := cache.NewManager(nil)
+	p := filepath.Join(t.TempDir(), "c")
+	_, rel, err := m.Get(cache.Options{Path: p})
+	require.NoError(t, err)
+	defer rel()
+	_, _, err = m.Get(cache.Options{Path: p, Format: spec.FormatV2})
+	require.ErrorIs(t, err, cache.ErrOptionsMismatch)
+	_, _, err = m.Get(cache.Options{Path: p, LockWait: -1})
+	require.ErrorIs(t, err, cache.ErrInvalidOptions)
+}
+
+// ConcurrentSamePathSameInstance, ConcurrentDifferentPathsIndependent.
+func TestManagerConcurrentGet(t *testing.T) {
+	m := cache.NewManager(nil)
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	got := make([]*cache.Cache, 16)
+	rels := make([]func(), 16)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(dir, "same")
+			if i >= 8 {
+				p = filepath.Join(dir, "p"+itoa(i))
+			}
+			c, rel, err := m.Get(cache.Options{Path: p})
+			require.NoError(t, err)
+			got[i], rels[i] = c, rel
+		}()
+	}
+	wg.Wait()
+	for i := 1; i < 8; i++ {
+		require.Same(t, got[0], got[i])
+	}
+	require.Equal(t, 9, m.Live())
+	for _, rel := range rels {
+		rel()
+	}
+	require.Zero(t, m.Live())
+}
+
+// SaveAllWalksLiveCaches, SaveAllNoLiveInstancesIsOk.
+func TestManagerSaveAll(t *testing.T) {
+	m := cache.NewManager(nil)
+	require.NoError(t, m.SaveAll())
+	p := filepath.Join(t.TempDir(), "c")
+	c, rel, err := m.Get(cache.Options{Path: p})
+	require.NoError(t, err)
+	defer rel()
+	require.NoError(t, c.InitializeForProgram("P"))
+	pack(t, c, key("w", 1))
+	require.NoError(t, m.SaveAll())
+	require.Equal(t, uint64(1), c.Stats().Commits)
+	require.NoError(t, c.Finalize())
+}

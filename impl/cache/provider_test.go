@@ -1,0 +1,149 @@
+package cache_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+func TestReserveSpaceAlignedAndTyped(t *testing.T) {
+	for _, path := range []string{"", tempPath(t)} {
+		c := open(t, cache.Options{Path: path})
+		require.NoError(t, c.InitializeForProgram("P"))
+		_, err := c.ReserveSpace(0)
+		require.ErrorIs(t, err, cache.ErrInvalidSize)
+		for _, n := range []int{1, 63, 4096, 10000} {
+			b, err := c.ReserveSpace(n)
+			require.NoError(t, err)
+			require.Len(t, b, n)
+			require.Zero(t, uintptrOf(b)%64, "64-byte aligned")
+		}
+		require.NoError(t, c.Finalize())
+	}
+}
+
+// Handles are never reused: after an entry is released its handle is a
+// typed error, and a new entry gets a new handle (ExecuTorch's slot indices
+// could point at another entry after a reset, #20562).
+func TestHandlesAreNeverReused(t *testing.T) {
+	c := open(t, cache.Options{})
+	k := key("w", 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h1, _ := pack(t, c, k)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.DeleteProgram("P"))
+	_, err := c.Bytes(h1)
+	require.ErrorIs(t, err, cache.ErrStaleHandle)
+	_, err = c.Bytes(cache.Handle{})
+	require.ErrorIs(t, err, cache.ErrStaleHandle)
+
+	require.NoError(t, c.InitializeForProgram("P"))
+	h2, hit := pack(t, c, k)
+	require.False(t, hit)
+	require.NotEqual(t, h1, h2)
+	_, err = c.Bytes(h1)
+	require.ErrorIs(t, err, cache.ErrStaleHandle)
+	require.NoError(t, c.Finalize())
+}
+
+// LookUpOrInsert's special forms: nil bytes after a hit (#18295), nil bytes
+// for an absent key, bytes not from ReserveSpace, and equal bytes for a
+// present key (the memcmp path) which returns the existing handle.
+func TestLookUpOrInsertForms(t *testing.T) {
+	c := open(t, cache.Options{Path: tempPath(t)})
+	k := key("w", 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	_, err := c.LookUpOrInsert(k, nil)
+	require.ErrorIs(t, err, cache.ErrNotFound)
+	_, err = c.LookUpOrInsert(k, packed(k))
+	require.ErrorIs(t, err, cache.ErrNotReserved)
+	_, err = c.LookUpOrInsert(spec.Key{Weight: "a\x00b"}, nil)
+	require.ErrorIs(t, err, cache.ErrInvalidKey)
+
+	h, _ := pack(t, c, k)
+	h2, err := c.LookUpOrInsert(k, nil)
+	require.NoError(t, err)
+	require.Equal(t, h, h2)
+
+	buf, err := c.ReserveSpace(sizeOf(k))
+	require.NoError(t, err)
+	fillPacked(k, buf)
+	h3, err := c.LookUpOrInsert(k, buf)
+	require.NoError(t, err)
+	require.Equal(t, h, h3, "equal bytes: the existing entry")
+	_, err = c.LookUpOrInsert(k, buf)
+	require.ErrorIs(t, err, cache.ErrNotReserved, "a reservation is inserted once")
+	require.NoError(t, c.Finalize())
+	require.Equal(t, uint64(1), c.Stats().Repacks[cache.RepackNew])
+}
+
+// Reference counts are per program and cannot wrap: deleting a program
+// repeatedly is an error, not an underflow (ExecuTorch latent bug 6a,
+// DeletePackedData_OnFromLoadEntries_PreservesMetadata).
+func TestDeleteProgramCannotUnderflow(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	c := open(t, opts)
+	require.Equal(t, 2, launch(t, c, "P", ks))
+	require.NoError(t, c.DeleteProgram("P"))
+	for range 5 {
+		require.ErrorIs(t, c.DeleteProgram("P"), cache.ErrUnknownProgram)
+	}
+	require.Len(t, c.Names(), 2, "file entries stay for the next program")
+	require.Equal(t, 2, launch(t, c, "P", ks))
+}
+
+func TestProgramMisuse(t *testing.T) {
+	c := open(t, cache.Options{})
+	require.ErrorIs(t, c.Finalize(), cache.ErrNoProgram)
+	require.NoError(t, c.InitializeForProgram("A"))
+	require.ErrorIs(t, c.InitializeForProgram("B"), cache.ErrProgramActive)
+	require.False(t, c.IsFinalized())
+	require.NoError(t, c.Finalize())
+	require.True(t, c.IsFinalized())
+	require.NoError(t, c.Close())
+	_, err := c.ReserveSpace(1)
+	require.ErrorIs(t, err, cache.ErrClosed)
+	_, hit := c.LookUp(key("w", 1))
+	require.False(t, hit)
+}
+
+// G6 (threads): provider calls from many goroutines at once, as XNNPACK may
+// make them, each get correct bytes; run with -race.
+func TestG6ConcurrentProviderCalls(t *testing.T) {
+	for _, path := range []string{"", tempPath(t)} {
+		c := open(t, cache.Options{Path: path})
+		ks := keys(32, 1)
+		for round := range 2 {
+			before := c.Stats()
+			require.NoError(t, c.InitializeForProgram("P"))
+			var wg sync.WaitGroup
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range ks {
+						pack(t, c, ks[(i+g*5)%len(ks)])
+					}
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, c.Finalize())
+			require.NoError(t, c.Check())
+			after := c.Stats()
+			require.Len(t, c.Names(), len(ks))
+			if round == 1 {
+				require.Equal(t, before.Misses, after.Misses, "second round hits everything")
+				require.Equal(t, before.Hits+8*uint64(len(ks)), after.Hits)
+			}
+		}
+		if path != "" {
+			require.Equal(t, uint64(32), process(t, cache.Options{Path: path}, ks).Hits)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package cache_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// A rejected file is replaced by writing a new file and renaming it over,
+// never truncated: a process that still maps the old file keeps reading its
+// bytes (ExecuTorch's ftruncate(0) under live mappings was a SIGBUS,
+// PR 20337; LoadPackedCache_RejectsCorruptTrailer).
+func TestCorruptFileReplacedByRename(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	junk := bytes.Repeat([]byte{0xCC}, 3*vfs.OS().PageSize())
+	require.NoError(t, os.WriteFile(opts.Path, junk, 0o644))
+
+	// Another process's mapping of the junk file.
+	f, err := vfs.OS().OpenFile(opts.Path, os.O_RDONLY, 0)
+	require.NoError(t, err)
+	m, err := f.Map(0, len(junk), vfs.ProtRead)
+	require.NoError(t, err)
+	defer m.Close()
+	require.NoError(t, f.Close())
+	oldInfo := fileInfo(t, opts.Path)
+
+	ks := keys(3, 1)
+	s := process(t, opts, ks)
+	require.Equal(t, cache.LoadRejected, s.Load)
+	require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
+	require.Equal(t, uint64(3), s.Repacks[cache.RepackNew])
+	require.Empty(t, s.HeapBytes, "the rebuild goes to the new file")
+
+	newInfo := fileInfo(t, opts.Path)
+	require.False(t, os.SameFile(oldInfo, newInfo), "replaced, not rewritten in place")
+	require.Equal(t, junk, m.Bytes(), "the old mapping still reads the old bytes")
+	require.Equal(t, uint64(3), process(t, opts, ks).Hits)
+}
+
+// A file of the other format is rejected with a typed error and replaced.
+func TestFormatMismatchReplaced(t *testing.T) {
+	path := tempPath(t)
+	ks := keys(2, 1)
+	process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks)
+	s := process(t, cache.Options{Path: path}, ks)
+	require.Equal(t, cache.LoadRejected, s.Load)
+	var fm *cache.FormatMismatchError
+	require.ErrorAs(t, s.LoadErr, &fm)
+	require.Equal(t, spec.FormatV2, fm.Got)
+	require.Equal(t, spec.FormatV3, fm.Want)
+	require.Equal(t, uint64(2), process(t, cache.Options{Path: path}, ks).Hits)
+}
+
+// G7 (and G1 for v3): whatever the file holds, a launch yields correct bytes
+// (pack checks them), a load outcome, and a file the next launch loads.
+func TestG7HostileFileContent(t *testing.T) {
+	ks := keys(3, 1)
+	good := func(f spec.Format) []byte {
+		p := tempPath(t)
+		process(t, cache.Options{Path: p, Format: f}, ks)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		return b
+	}
+	seeds := map[spec.Format][]byte{spec.FormatV3: good(spec.FormatV3), spec.FormatV2: good(spec.FormatV2)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 60 {
+		f := spec.FormatV3
+		if i%2 == 1 {
+			f = spec.FormatV2
+		}
+		content := bytes.Clone(seeds[f])
+		switch i % 6 {
+		case 0, 1: // flip bytes
+			// v3 checks every byte it trusts; v2 has no checksums (G1 is
+			// out of its reach: a flipped data byte or a flipped offset is
+			// served), so v2 gets flips only in its footer.
+			from := 0
+			if f == spec.FormatV2 {
+				from = len(content) - spec.V2FooterSize
+			}
+			for range 1 + rng.IntN(8) {
+				content[from+rng.IntN(len(content)-from)] ^= byte(1 + rng.IntN(255))
+			}
+		case 2, 3: // truncate
+			content = content[:rng.IntN(len(content))]
+		default: // random garbage of random length
+			content = make([]byte, rng.IntN(3*4096))
+			for j := range content {
+				content[j] = byte(rng.Uint32())
+			}
+		}
+		opts := cache.Options{Path: tempPath(t), Format: f}
+		require.NoError(t, os.WriteFile(opts.Path, content, 0o644))
+		s := process(t, opts, ks)
+		require.Contains(t, []cache.LoadOutcome{cache.LoadOK, cache.LoadRejected}, s.Load)
+		if s.Load == cache.LoadRejected {
+			require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
+		}
+		require.Equal(t, uint64(3), process(t, opts, ks).Hits, "case %d converges", i)
+	}
+}
