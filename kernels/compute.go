@@ -34,9 +34,63 @@ func (k *Kernel) computeF32Generic(y []float32, ldy int, x []float32, m int, pac
 }
 
 // computeF32KR1 is the pure-Go path for the canonical kr = sr = 1 layout:
-// per panel and row, start from the biases and add x[k]·W[k][0:nr].
+// per panel, start each row from the biases and add x[k]·W[k][0:nr]. Rows
+// go four at a time so each weight loaded serves four FMAs' worth of work,
+// as in the assembly micro-kernel.
 func computeF32KR1(y []float32, ldy int, x []float32, m int, packed []byte, nr, n, kdim int) {
 	pf := nr + kdim*nr
+	all := f32s(packed)
+	accs := make([]float32, 4*nr)
+	a0, a1, a2, a3 := accs[:nr], accs[nr:2*nr], accs[2*nr:3*nr], accs[3*nr:]
+	for n0 := 0; n0 < n; n0 += nr {
+		panel := all[n0/nr*pf : (n0/nr+1)*pf]
+		pw := panel[nr:]
+		nb := min(nr, n-n0)
+		r := 0
+		for ; r+4 <= m; r += 4 {
+			x0 := x[r*kdim : (r+1)*kdim]
+			x1 := x[(r+1)*kdim : (r+2)*kdim]
+			x2 := x[(r+2)*kdim : (r+3)*kdim]
+			x3 := x[(r+3)*kdim : (r+4)*kdim]
+			for _, a := range [][]float32{a0, a1, a2, a3} {
+				copy(a, panel[:nr])
+			}
+			for kk := range x0 {
+				v0, v1, v2, v3 := x0[kk], x1[kk], x2[kk], x3[kk]
+				wk := pw[kk*nr : kk*nr+nr]
+				b0, b1, b2, b3 := a0[:len(wk)], a1[:len(wk)], a2[:len(wk)], a3[:len(wk)]
+				for j, w := range wk {
+					b0[j] += v0 * w
+					b1[j] += v1 * w
+					b2[j] += v2 * w
+					b3[j] += v3 * w
+				}
+			}
+			for i, a := range [][]float32{a0, a1, a2, a3} {
+				copy(y[(r+i)*ldy+n0:(r+i)*ldy+n0+nb], a[:nb])
+			}
+		}
+		for ; r < m; r++ {
+			xr := x[r*kdim : (r+1)*kdim]
+			copy(a0, panel[:nr])
+			for kk, xv := range xr {
+				wk := pw[kk*nr : kk*nr+nr]
+				b0 := a0[:len(wk)]
+				for j, w := range wk {
+					b0[j] += xv * w
+				}
+			}
+			copy(y[r*ldy+n0:r*ldy+n0+nb], a0[:nb])
+		}
+	}
+}
+
+// computeF32SR1 is the pure-Go path for sr = 1 and kr > 1: channel j's
+// K-step s holds x-indices s·kr … s·kr+kr-1, so each step is nr short dot
+// products against one kr-slice of x, with no per-slot index arithmetic.
+func computeF32SR1(y []float32, ldy int, x []float32, m int, packed []byte, nr, kr, n, kdim int) {
+	ks := roundUp(kdim, kr)
+	pf := nr + ks*nr
 	all := f32s(packed)
 	acc := make([]float32, nr)
 	for n0 := 0; n0 < n; n0 += nr {
@@ -46,10 +100,16 @@ func computeF32KR1(y []float32, ldy int, x []float32, m int, packed []byte, nr, 
 		for r := 0; r < m; r++ {
 			xr := x[r*kdim : (r+1)*kdim]
 			copy(acc, panel[:nr])
-			for kk, xv := range xr {
-				wk := pw[kk*nr : kk*nr+nr]
+			for s0 := 0; s0 < kdim; s0 += kr {
+				xs := xr[s0:min(s0+kr, kdim)]
+				ws := pw[s0*nr : s0*nr+nr*kr]
 				for j := range acc {
-					acc[j] += xv * wk[j]
+					wj := ws[j*kr : j*kr+len(xs)]
+					sum := acc[j]
+					for i, xv := range xs {
+						sum += xv * wj[i]
+					}
+					acc[j] = sum
 				}
 			}
 			copy(y[r*ldy+n0:r*ldy+n0+nb], acc[:nb])

@@ -174,6 +174,8 @@ func (k *Kernel) computePanels(y []float32, ldy int, x []float32, m int, packed 
 		computeF32NR16SIMD(y, ldy, x, m, packed, nc, kdim)
 	case k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast:
 		computeF32KR1(y, ldy, x, m, packed, k.lay.nr, nc, kdim)
+	case k.lay.sr == 1 && !k.lay.biasLast:
+		computeF32SR1(y, ldy, x, m, packed, k.lay.nr, k.lay.kr, nc, kdim)
 	default:
 		k.computeF32Generic(y, ldy, x, m, packed, nc, kdim)
 	}

@@ -220,3 +220,49 @@ func TestRoundEven(t *testing.T) {
 		require.Equal(t, math.RoundToEven(v), roundEven(v), "%v", v)
 	}
 }
+
+// TestHostileArgumentsNeverPanic throws random, mostly wrong, arguments at
+// Pack and Compute: every call returns nil or one of the typed errors.
+func TestHostileArgumentsNeverPanic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	dim := func() int {
+		switch rng.IntN(6) {
+		case 0:
+			return -rng.IntN(3)
+		case 1:
+			return math.MaxInt - rng.IntN(3)
+		case 2:
+			return maxDim + rng.IntN(2)
+		default:
+			return 1 + rng.IntN(40)
+		}
+	}
+	floats := func(c int) []float32 {
+		if c < 0 || c > 1<<12 || rng.IntN(5) == 0 {
+			return make([]float32, rng.IntN(50))
+		}
+		return make([]float32, c)
+	}
+	for _, k := range NewRegistry().Kernels() {
+		for range 3000 {
+			n, kd, m := dim(), dim(), dim()
+			buf := alignedBytes(64 + rng.IntN(1<<14))
+			if rng.IntN(4) == 0 {
+				buf = buf[rng.IntN(4):]
+			}
+			var bias []float32
+			if rng.IntN(2) == 0 {
+				bias = floats(n)
+			}
+			for _, err := range []error{
+				k.Pack(buf, n, kd, floats(n*kd), bias),
+				k.ComputeWorkers(floats(m*n), floats(m*kd), m, buf, n, kd, rng.IntN(4)),
+			} {
+				if err != nil {
+					var se *ShapeError
+					require.ErrorAs(t, err, &se, k.Name())
+				}
+			}
+		}
+	}
+}
