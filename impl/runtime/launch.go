@@ -70,6 +70,12 @@ type LaunchReport struct {
 	// SourceBytesHeld is what the backend still referenced of unpacked
 	// sources after finalize: zero (G5).
 	SourceBytesHeld int
+	// MappedRSS and MappedDirty are the resident and dirty bytes of this
+	// process's mappings of the cache file after inference, from
+	// /proc/self/smaps (Linux; MemoryMeasured false elsewhere or without a
+	// path). G5: MappedDirty stays about zero, on cold and warm launches.
+	MemoryMeasured         bool
+	MappedRSS, MappedDirty int64
 	// Output and OutputDigest are the program's output on the fixed input
 	// and the digest of every layer's output (Result).
 	Output       []float32
@@ -140,6 +146,9 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	}
 	rep.RunTime = time.Since(start)
 	rep.Output, rep.OutputDigest = res.Output, res.Digest
+	if cfg.CachePath != "" {
+		rep.MappedRSS, rep.MappedDirty, rep.MemoryMeasured = mappedMemory(cfg.CachePath)
+	}
 
 	bs := b.Stats()
 	rep.Packed, rep.Private, rep.SourceBytesHeld = bs.Packed, bs.Private, b.SourceBytesHeld()

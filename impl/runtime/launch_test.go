@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"syscall"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -293,4 +295,30 @@ func TestFinalizeReleasesSources(t *testing.T) {
 	require.NoError(t, b.Destroy())
 	_, err = b.Run(p.Input(1, 0), 1)
 	require.ErrorIs(t, err, ErrNotInitialized)
+}
+
+// G5: after finalize the packed weights are in clean file-backed pages,
+// on the cold launch that wrote them through a mapping and on the warm one.
+func TestLaunchLeavesNoDirtyCachePages(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("measured from /proc/self/smaps")
+	}
+	dir := t.TempDir()
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(dir, &st))
+	if st.Type == 0x01021994 { // TMPFS_MAGIC: shmem pages never become clean
+		t.Skip("temp dir is on tmpfs")
+	}
+	p, err := Preset(PresetSmall, 6)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "g5.cache")
+	for _, launch := range []string{"cold", "warm"} {
+		rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p})
+		require.NoError(t, err)
+		require.True(t, rep.MemoryMeasured)
+		require.Equal(t, cache.LoadOutcome(map[string]cache.LoadOutcome{"cold": cache.LoadMissing, "warm": cache.LoadOK}[launch]), rep.Load)
+		assert.NotZero(t, rep.FileBytes, launch)
+		assert.NotZero(t, rep.MappedRSS, "%s: inference read no mapped page of the cache file", launch)
+		assert.Zero(t, rep.MappedDirty, "%s: dirty cache pages after finalize", launch)
+	}
 }
