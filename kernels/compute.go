@@ -135,11 +135,27 @@ func (k *Kernel) computeQC8W(y []float32, ldy int, x []float32, m int, packed []
 		for r := 0; r < m; r++ {
 			xr := x[r*kdim : (r+1)*kdim]
 			clear(acc)
-			for s := 0; s < steps; s++ {
-				for j := 0; j < nb; j++ {
-					for kk := 0; kk < l.kr; kk++ {
-						if src := l.sourceK(s, j, kk); src < kdim {
-							acc[j] += xr[src] * float32(pw[(s*l.nr+j)*l.kr+kk])
+			if l.sr == 1 {
+				// Unshuffled: K-step s of channel j is x[s·kr : s·kr+kr].
+				for s0 := 0; s0 < kdim; s0 += l.kr {
+					xs := xr[s0:min(s0+l.kr, kdim)]
+					ws := pw[s0*l.nr : s0*l.nr+l.nr*l.kr]
+					for j := 0; j < nb; j++ {
+						wj := ws[j*l.kr : j*l.kr+len(xs)]
+						sum := acc[j]
+						for i, xv := range xs {
+							sum += xv * float32(wj[i])
+						}
+						acc[j] = sum
+					}
+				}
+			} else {
+				for s := 0; s < steps; s++ {
+					for j := 0; j < nb; j++ {
+						for kk := 0; kk < l.kr; kk++ {
+							if src := l.sourceK(s, j, kk); src < kdim {
+								acc[j] += xr[src] * float32(pw[(s*l.nr+j)*l.kr+kk])
+							}
 						}
 					}
 				}

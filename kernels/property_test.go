@@ -203,3 +203,26 @@ func TestSR1PackMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestUnregisteredLayoutsCompute covers parameter combinations no built-in
+// kernel uses (qc8w with sr > 1, kr and sr both > 1, small nr), so every
+// branch of the packers and of the pure-Go compute is checked against the
+// reference, not only the registered ones.
+func TestUnregisteredLayoutsCompute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, l := range []layout{
+		{version: 1, elem: elemQC8W, nr: 8, kr: 2, sr: 2},
+		{version: 1, elem: elemQC8W, nr: 4, kr: 1, sr: 1},
+		{version: 1, elem: elemQC8W, nr: 16, kr: 8, sr: 1},
+		{version: 1, elem: elemF32, nr: 4, kr: 2, sr: 4},
+		{version: 1, elem: elemF32, nr: 16, kr: 8, sr: 1},
+		{version: 1, elem: elemF32, nr: 1, kr: 1, sr: 1},
+	} {
+		k := newKernel(l)
+		for range 60 {
+			c := newCase(rng, rng.IntN(7), 1+rng.IntN(40), 1+rng.IntN(40))
+			require.Empty(t, checkCase(k, c), "%s sr=%d", k.Name(), l.sr)
+			require.Equal(t, xnnpackPort(l, c.n, c.kdim, c.w, c.b), packOrFail(t, k, c), k.Name())
+		}
+	}
+}
