@@ -45,6 +45,14 @@ type Env struct {
 	FS    vfs.FS
 	Opts  cache.Options
 	Saved func(keys []spec.Key)
+	// Observe, if set, receives every launch's result and error.
+	Observe func(LaunchResult, error)
+}
+
+func (e Env) observe(r LaunchResult, err error) {
+	if e.Observe != nil {
+		e.Observe(r, err)
+	}
 }
 
 // Workload is a scenario whose crash points are enumerated.
@@ -68,7 +76,11 @@ type Config struct {
 	Seed     uint64
 	// LossUnit is crashfs.Options.LossUnit (0: 512-byte sectors).
 	LossUnit int
-	_        struct{}
+	// Wrap, if set, wraps the filesystem Run sees (an errorfs injector, or
+	// a deliberately broken filesystem in the harness's own tests). Setup
+	// and the recovery launches see the plain crash filesystem.
+	Wrap func(vfs.FS) vfs.FS
+	_    struct{}
 }
 
 // Violation is one broken guarantee in one crashed state.
@@ -125,7 +137,7 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 		return rep, fmt.Errorf("setup of %s: %w", w.Name, err)
 	}
 	saves := []savePoint{{at: 0, keys: setupSaved(cfg, w, opts)}}
-	e := Env{FS: fsys, Opts: opts, Saved: func(ks []spec.Key) {
+	e := Env{FS: wrap(cfg, fsys), Opts: opts, Saved: func(ks []spec.Key) {
 		saves = append(saves, savePoint{at: fsys.Ops() - base, keys: append([]spec.Key(nil), ks...)})
 	}}
 	if err := w.Run(e); err != nil {
@@ -151,7 +163,7 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 			return rep, err
 		}
 		fsys.SetCrashAfter(base + n)
-		if p := runCrashing(w, Env{FS: fsys, Opts: opts, Saved: func([]spec.Key) {}}); p != "" {
+		if p := runCrashing(w, Env{FS: wrap(cfg, fsys), Opts: opts, Saved: func([]spec.Key) {}}); p != "" {
 			rep.Violations = append(rep.Violations, Violation{Guarantee: "G8", Point: n, LastOp: last, Crash: "-",
 				Detail: "the crashing run panicked: " + p})
 		}
@@ -170,6 +182,13 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+func wrap(cfg Config, fsys *crashfs.FS) vfs.FS {
+	if cfg.Wrap == nil {
+		return fsys
+	}
+	return cfg.Wrap(fsys)
 }
 
 // prepare builds a fresh filesystem with the cache directory, runs Setup and

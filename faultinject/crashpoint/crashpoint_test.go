@@ -62,3 +62,32 @@ func TestCrashPointsV2(t *testing.T) {
 	}
 	t.Logf("v2: %d crash states checked", total)
 }
+
+// Every fault of G8 at every seam call of every workload: the launch goes
+// on (heap fallback), never serves wrong bytes, and the file recovers.
+func TestErrorPoints(t *testing.T) {
+	for _, format := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		var injected int64
+		for _, w := range Workloads(4) {
+			t.Run(format.String()+"/"+w.Name, func(t *testing.T) {
+				rep, err := EnumerateErrors(Config{Format: format, Outcomes: 1}, w)
+				require.NoError(t, err)
+				t.Log(rep)
+				injected += rep.Injected
+				assert.Positive(t, rep.Injected)
+				assert.Positive(t, rep.Fallbacks, "faults must reach the cache and be recorded")
+				for i, v := range rep.Violations {
+					if i == 10 {
+						break
+					}
+					if format == spec.FormatV3 || v.Guarantee != "G2" {
+						t.Errorf("%s", v)
+					} else if i == 0 {
+						t.Logf("v2: %s", v)
+					}
+				}
+			})
+		}
+		t.Logf("%s: %d errors injected", format, injected)
+	}
+}

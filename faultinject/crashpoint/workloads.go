@@ -11,6 +11,7 @@ import (
 // launchAndMark is one launch that reports its save point when it committed.
 func launchAndMark(e Env, ks []spec.Key) error {
 	r, err := Launch(e.FS, e.Opts, ks)
+	e.observe(r, err)
 	if err != nil {
 		return err
 	}
@@ -50,6 +51,7 @@ func Workloads(n int) []Workload {
 			},
 			Run: func(e Env) error {
 				r, err := Compact(e.FS, e.Opts, k2)
+				e.observe(r, nil) // a failed compaction is no G8 failure
 				if err != nil {
 					return err
 				}
