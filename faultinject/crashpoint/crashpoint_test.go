@@ -76,14 +76,18 @@ func TestErrorPoints(t *testing.T) {
 				injected += rep.Injected
 				assert.Positive(t, rep.Injected)
 				assert.Positive(t, rep.Fallbacks, "faults must reach the cache and be recorded")
-				for i, v := range rep.Violations {
-					if i == 10 {
-						break
-					}
-					if format == spec.FormatV3 || v.Guarantee != "G2" {
+				// v3 keeps every guarantee. v2 loses its commit when an
+				// append fails after growing the file (no commit point,
+				// docs/faults.md); the cache's consistency check reports the
+				// unparsable file the same way. G1 and G8 hold for both.
+				first := map[string]bool{}
+				for _, v := range rep.Violations {
+					expected := format == spec.FormatV2 && (v.Guarantee == "G2" || v.Guarantee == "G7")
+					if !expected {
 						t.Errorf("%s", v)
-					} else if i == 0 {
-						t.Logf("v2: %s", v)
+					} else if !first[v.Guarantee] {
+						first[v.Guarantee] = true
+						t.Logf("v2 %s", v)
 					}
 				}
 			})
