@@ -38,6 +38,9 @@ type LaunchConfig struct {
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
 	InputSeed uint64
+	// MeasureMemory reads /proc/self/smaps after inference to fill
+	// LaunchReport.MappedRSS and MappedDirty (about 1 ms; Linux only).
+	MeasureMemory bool
 
 	_ struct{}
 }
@@ -72,8 +75,8 @@ type LaunchReport struct {
 	SourceBytesHeld int
 	// MappedRSS and MappedDirty are the resident and dirty bytes of this
 	// process's mappings of the cache file after inference, from
-	// /proc/self/smaps (Linux; MemoryMeasured false elsewhere or without a
-	// path). G5: MappedDirty stays about zero, on cold and warm launches.
+	// /proc/self/smaps (Linux, with MeasureMemory; MemoryMeasured is false
+	// otherwise). G5: MappedDirty stays about zero on cold and warm launches.
 	MemoryMeasured         bool
 	MappedRSS, MappedDirty int64
 	// Output and OutputDigest are the program's output on the fixed input
@@ -146,7 +149,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	}
 	rep.RunTime = time.Since(start)
 	rep.Output, rep.OutputDigest = res.Output, res.Digest
-	if cfg.CachePath != "" {
+	if cfg.MeasureMemory && cfg.CachePath != "" {
 		rep.MappedRSS, rep.MappedDirty, rep.MemoryMeasured = mappedMemory(cfg.CachePath)
 	}
 

@@ -313,7 +313,7 @@ func TestLaunchLeavesNoDirtyCachePages(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(dir, "g5.cache")
 	for _, launch := range []string{"cold", "warm"} {
-		rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p})
+		rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, MeasureMemory: true})
 		require.NoError(t, err)
 		require.True(t, rep.MemoryMeasured)
 		require.Equal(t, cache.LoadOutcome(map[string]cache.LoadOutcome{"cold": cache.LoadMissing, "warm": cache.LoadOK}[launch]), rep.Load)
