@@ -1,0 +1,127 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// commit publishes process p's appended packings: the newest committed index
+// (re-read under the writer lock, so concurrent commits merge) plus p's
+// entries. A file whose index is unreadable is replaced by rename, never
+// truncated in place (G6).
+func (m machine) commit(o *Outcome, p spec.Proc) {
+	s := &o.Next
+	pr := &s.Procs[p]
+	if m.d.NoIndex {
+		// PR 19862: msync and nothing else; no index is ever written.
+		for n := range pr.Ents {
+			if pr.Ents[n].Status == spec.EntryAppended {
+				pr.Ents[n].Status = spec.EntryCommitted
+			}
+		}
+		return
+	}
+	var idx [maxNames]Rec
+	replace := s.Disk.State == diskCorrupt
+	if s.Disk.State == diskValid {
+		idx = s.Disk.Idx
+	}
+	garbage := int(s.Disk.Garbage)
+	var displaced uint8
+	for n := 0; n < m.b.Names; n++ {
+		e := &pr.Ents[n]
+		if e.Status != spec.EntryAppended {
+			continue
+		}
+		if idx[n].Present() {
+			garbage++
+			// A process still running an older kernel or source re-packs
+			// its own version over the current one: with one packing per
+			// name that is an invalidation for everyone else (G3).
+			if current(&s.Env, n, idx[n]) && !current(&s.Env, n, e.Rec) {
+				displaced |= 1 << n
+			}
+		}
+		idx[n] = e.Rec
+		e.Status = spec.EntryCommitted
+	}
+	m.invalidateFor(s, displaced)
+	m.publish(o, idx, garbage, replace)
+}
+
+// publish makes idx the committed index: appended with a new commit point,
+// or written to a new file renamed over the path when the old one is
+// unreadable (replace) or holds more garbage than live entries (compaction,
+// G4). Renaming leaves every existing mapping on the old inode intact.
+func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace bool) {
+	s := &o.Next
+	live := 0
+	for _, r := range idx {
+		if r.Present() {
+			live++
+		}
+	}
+	switch {
+	case replace:
+		o.Events |= EvtReplace
+	case garbage > max(live, 1):
+		replace = true
+		o.Events |= EvtCompact
+	}
+	if replace {
+		garbage = 0
+		for p := range s.Procs {
+			for n := range s.Procs[p].Ents {
+				s.Procs[p].Ents[n].CurIno = false
+			}
+		}
+	}
+	s.Disk.State = diskValid
+	s.Disk.Idx = idx
+	s.Disk.Garbage = uint8(min(garbage, garbageCap))
+	s.GhostValid = true
+	for n := range idx {
+		s.Ghost[n] = idx[n].Identity()
+	}
+	o.Result.Wrote = true
+	o.Events |= EvtCommit
+}
+
+// truncate cuts the file to zero in place. Historical designs only: every
+// mapping of the file's ranges is now beyond its end (I8).
+func (m machine) truncate(o *Outcome) {
+	s := &o.Next
+	for p := range s.Procs {
+		for n := range s.Procs[p].Ents {
+			e := &s.Procs[p].Ents[n]
+			if e.Maps > 0 && e.CurIno {
+				s.Procs[p].Broken = true
+			}
+		}
+	}
+	s.Disk = Disk{Lock: s.Disk.Lock}
+	o.Events |= EvtTruncate
+}
+
+// midSave applies what a commit interrupted by a crash left on disk. The
+// reference writes its commit point last, checksummed: nothing before that
+// point is visible, so the previous index stays (G2).
+func (m machine) midSave(o *Outcome, p spec.Proc, br spec.Branch) {
+	if !m.d.NoCommitPoint {
+		return
+	}
+	s := &o.Next
+	pr := &s.Procs[p]
+	switch br {
+	case spec.BranchMidSave:
+		// v2 save: ftruncate(index_start+len) done, footer not written:
+		// the file ends in zeros and no trailer parses.
+		s.Disk.State = diskCorrupt
+	case spec.BranchForged:
+		// The bytes now at the end parse as a footer: the entries it
+		// names point at whatever bytes are there.
+		s.Disk.State = diskValid
+		for n := 0; n < m.b.Names; n++ {
+			if pr.Ents[n].Status == spec.EntryAppended {
+				s.Disk.Idx[n] = pr.Ents[n].Rec | recCorrupt
+			}
+		}
+	}
+}

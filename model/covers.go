@@ -1,0 +1,44 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// Cover is a reachability goal: something the reference design must be able
+// to do within the default bounds. Invariants alone pass vacuously in a model
+// that never commits or never hits; covers make that fail instead.
+type Cover struct {
+	Name        string
+	Description string
+	Reached     func(t Transition) bool
+}
+
+func onEvent(e Events) func(Transition) bool {
+	return func(t Transition) bool { return t.Out.Events&e != 0 }
+}
+
+// Covers returns the reachability goals in a fixed order.
+func Covers() []Cover {
+	return []Cover{
+		{"commit", "an index is committed", onEvent(EvtCommit)},
+		{"warm-hit", "a look-up hits an entry loaded from the file", onEvent(EvtWarmHit)},
+		{"converged-launch", "a launch owed convergence hits everything and finishes (G3)", onEvent(EvtConverged)},
+		{"warm-launch-writes-nothing", "a launch that hit everything finalizes without writing (G4)", func(t Transition) bool {
+			return t.Out.Events&EvtConverged != 0 && !t.Out.Result.Wrote
+		}},
+		{"refresh", "an init takes in another process's commit", onEvent(EvtRefresh)},
+		{"compaction", "a commit rewrites the file to drop garbage (G4)", onEvent(EvtCompact)},
+		{"replace-unreadable", "a commit replaces an unreadable file by rename (G7)", onEvent(EvtReplace)},
+		{"load-corrupt", "a load finds an unreadable index (G7)", onEvent(EvtLoadCorrupt)},
+		{"lock-busy-fallback", "a reservation falls back to the heap on a busy lock (G8)", onEvent(EvtLockBusy)},
+		{"corrupt-caught", "a data check rejects corrupt bytes (G1)", onEvent(EvtCorruptCaught)},
+		{"stale-miss", "a look-up misses a packing of another kernel or source (G1)", onEvent(EvtStaleMiss)},
+		{"crash-mid-save", "a crash interrupts a commit (G2)", onEvent(EvtMidSave)},
+		{"invalidation-committed", "an invalidation is committed", onEvent(EvtInvalidated)},
+		{"idle-save-writes-nothing", "a save with nothing new writes nothing (G4)", func(t Transition) bool {
+			op := t.Out.Op
+			return op.Kind == spec.OpSave && !t.Out.Result.Wrote && t.Prev.Disk.State == diskValid
+		}},
+		{"power-loss", "power loss kills every process", func(t Transition) bool {
+			return t.Out.Op.Kind == spec.EvCrash && t.Out.Op.Crash == spec.CrashPower && t.Prev.Procs[0].Phase != spec.PhaseNoInstance
+		}},
+	}
+}

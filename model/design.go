@@ -1,0 +1,124 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Design is a named configuration of the model: the reference design with
+// zero or more of its decisions replaced by the decision a historical design
+// made. Each switch is the smallest change that reproduces one bug, so a
+// variant isolates it.
+type Design struct {
+	Name string
+	// Source is where the behaviour comes from (ExecuTorch PRs, commits).
+	Source string
+	// Summary says what the design does differently and what goes wrong.
+	Summary string
+	// Expect lists the invariants the design is known to break; empty for
+	// the reference. The explorer's tests require each to be found.
+	Expect []spec.InvariantID
+
+	// NoIndex: the file is only backing store for mappings; nothing is
+	// persisted, every instance truncates the file when it opens it.
+	NoIndex bool
+	// LoadedFlagOnlyOnLoad: the "cache loaded" flag is set when a load
+	// succeeds but not on the fresh-write path, so a later init of the same
+	// instance loads (maps) the file again over its own regions.
+	LoadedFlagOnlyOnLoad bool
+	// NoSeed: the key has no kernel layout identity (v1 files).
+	NoSeed bool
+	// LoadedRepacksToHeap: an instance that loaded a file sends every
+	// reservation to the heap (loaded_from_disk_), so re-packs never reach
+	// the file.
+	LoadedRepacksToHeap bool
+	// TruncateInPlace: an unreadable file is truncated to zero in place
+	// (ftruncate(0)) instead of being replaced by rename.
+	TruncateInPlace bool
+	// BorrowOptions: the module keeps a pointer to the caller's options
+	// map and reads it at every program init.
+	BorrowOptions bool
+	// NoCommitPoint: the index is a trailer written by ftruncate then
+	// pwrite at the end of the file, with no checksum: a crash in between
+	// leaves no loadable index, and bytes that happen to parse as a trailer
+	// are accepted. Without checksums, data is not verified either.
+	NoCommitPoint bool
+}
+
+// verifies reports whether look-ups check data (v3 CRCs).
+func (d *Design) verifies() bool { return !d.NoCommitPoint }
+
+// Designs returns the reference design and the historical variants, in the
+// order docs and the explorer's table list them.
+func Designs() []Design {
+	return []Design{
+		{
+			Name:    "reference",
+			Source:  "xpwc (DESIGN.md, docs/format.md)",
+			Summary: "v3: key with seed, fingerprint and source; checksummed commit slots written last; append or replace by rename, never truncate in place; writer lock from first reservation to commit; re-packs of a loaded file go to the file; options copied at module load; data verified at first use.",
+		},
+		{
+			Name:    "pr19862-no-index",
+			Source:  "ExecuTorch PR 19862 (file-backed mmap packing, before PR 19988 added the trailer index)",
+			Summary: "packed weights live in a MAP_SHARED file but no index is persisted: every launch truncates the file and re-packs everything, so nothing converges (and the truncation cuts other processes' mappings).",
+			Expect:  []spec.InvariantID{spec.InvConverge},
+			NoIndex: true,
+		},
+		{
+			Name:                 "pr19988-cache-loaded-flag",
+			Source:               "ExecuTorch PR 19988 (cache_loaded_), fixed by PR 20245",
+			Summary:              "cache_loaded_ is set only when a load succeeds; after a fresh write the next program init loads the file again and maps the instance's own regions a second time.",
+			Expect:               []spec.InvariantID{spec.InvMapOnce},
+			LoadedFlagOnlyOnLoad: true,
+		},
+		{
+			Name:    "v1-no-seed",
+			Source:  "ExecuTorch cache format v1 (before PR 20170 added per-entry seeds)",
+			Summary: "entries are keyed by name alone: after a kernel upgrade changes the packed layout, the old packing is served.",
+			Expect:  []spec.InvariantID{spec.InvNoStaleHit},
+			NoSeed:  true,
+		},
+		{
+			Name:                "repack-to-heap",
+			Source:              "ExecuTorch PR 20833 (loaded_from_disk_), fixed by PR 22183",
+			Summary:             "an instance that loaded the file sends every re-pack to the heap: after an upgrade every launch re-packs again and the file never converges.",
+			Expect:              []spec.InvariantID{spec.InvConverge},
+			LoadedRepacksToHeap: true,
+		},
+		{
+			Name:            "truncate-in-place",
+			Source:          "ExecuTorch fresh-write path (ftruncate(0)); SIGBUS reported and fixed for one process by PR 20337",
+			Summary:         "an instance that finds the file unreadable truncates it to zero in place while another instance still maps it: the other's next access takes SIGBUS.",
+			Expect:          []spec.InvariantID{spec.InvNoSIGBUS},
+			TruncateInPlace: true,
+		},
+		{
+			Name:          "borrowed-options",
+			Source:        "ExecuTorch Module before PR 19673 (raw pointer to the caller's LoadBackendOptionsMap)",
+			Summary:       "the module keeps the caller's options map; after the caller reuses it, a later program init reads whatever is there and opts in or out of the cache file against the load's options.",
+			Expect:        []spec.InvariantID{spec.InvOptionsOwned},
+			BorrowOptions: true,
+		},
+		{
+			Name:          "no-commit-point",
+			Source:        "ExecuTorch v2 trailer (save: ftruncate, pwrite footer, fsync; no checksum)",
+			Summary:       "a crash between the truncate and the trailer write leaves no loadable index (every saved entry lost), and weight bytes that happen to parse as a trailer are accepted as an index.",
+			Expect:        []spec.InvariantID{spec.InvCommitSurvives, spec.InvNoCorruptHit},
+			NoCommitPoint: true,
+		},
+	}
+}
+
+// ErrUnknownDesign is returned (wrapped) by DesignByName.
+var ErrUnknownDesign = fmt.Errorf("model: unknown design")
+
+// DesignByName looks a design up by its name.
+func DesignByName(name string) (Design, error) {
+	for _, d := range Designs() {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return Design{}, fmt.Errorf("%w %q", ErrUnknownDesign, name)
+}

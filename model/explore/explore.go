@@ -1,0 +1,197 @@
+// Package explore is the bounded exhaustive explorer of the lifecycle model:
+// breadth-first over every op sequence of package model within Bounds, one
+// visit per distinct state, every invariant checked on every transition, the
+// shortest counterexample per invariant kept as a replayable trace.
+package explore
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Options configures a run. The zero Progress writes no progress.
+type Options struct {
+	Bounds model.Bounds
+	// Progress receives a line per ProgressEvery (default 1s) and a final
+	// line; nil for none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	// MaxStates stops the search early (0: no limit); Result.Complete
+	// then reports false.
+	MaxStates int
+	// StopWhenFound ends the run after the level in which every listed
+	// invariant has been violated: enough to show a variant's known bugs
+	// with their shortest traces without exploring the rest.
+	StopWhenFound []spec.InvariantID
+}
+
+// Violation is the shortest trace found that breaks one invariant.
+type Violation struct {
+	Invariant spec.InvariantID
+	Trace     []spec.Op
+}
+
+// Result is what a run found.
+type Result struct {
+	Design      string
+	Bounds      model.Bounds
+	States      int     // distinct states visited
+	Transitions int     // outcomes generated (including into known states)
+	Depth       int     // deepest level expanded
+	Seconds     float64 // wall time
+	// Exhausted is true when no new state appeared before the depth bound
+	// (the bounded state space was covered completely).
+	Exhausted bool
+	// Truncated is true when MaxStates stopped the run.
+	Truncated bool
+	// Stopped is true when StopWhenFound ended the run early.
+	Stopped bool
+	// Violations holds one entry per invariant broken, in the order of
+	// spec.Invariants, each with its shortest trace.
+	Violations []Violation
+	// Covered lists the model.Covers reached, in their order.
+	Covered []string
+}
+
+// StatesPerSecond is the exploration rate.
+func (r Result) StatesPerSecond() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.States) / r.Seconds
+}
+
+// Violated reports whether inv is among the violations.
+func (r Result) Violated(inv spec.InvariantID) (Violation, bool) {
+	for _, v := range r.Violations {
+		if v.Invariant == inv {
+			return v, true
+		}
+	}
+	return Violation{}, false
+}
+
+// Run explores design d within opts.Bounds.
+func Run(d model.Design, opts Options) (Result, error) {
+	b := opts.Bounds
+	if err := b.Validate(); err != nil {
+		return Result{}, err
+	}
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	start := time.Now()
+	lastReport := start
+
+	alphabet := model.Alphabet(b)
+	checker := model.NewChecker(b)
+	covers := model.Covers()
+	covered := make([]bool, len(covers))
+	found := map[spec.InvariantID]Violation{}
+
+	init := model.Init(b)
+	index := map[model.State]int32{init: 0}
+	states := []model.State{init}
+	parent := []int32{-1}
+	via := []spec.Op{{}}
+
+	res := Result{Design: d.Name, Bounds: b}
+	var buf []model.Outcome
+	var viol []spec.InvariantID
+	lo := 0
+	for depth := 0; depth < b.Depth && lo < len(states) && !res.Truncated; depth++ {
+		hi := len(states)
+		res.Depth = depth + 1
+		for i := lo; i < hi; i++ {
+			s := states[i]
+			for _, op := range alphabet {
+				buf = model.StepAppend(buf[:0], &d, b, &s, op)
+				for k := range buf {
+					out := &buf[k]
+					res.Transitions++
+					t := model.Transition{Prev: &s, Out: out}
+					viol = checker.Violated(viol[:0], t)
+					for _, inv := range viol {
+						if _, ok := found[inv]; !ok {
+							found[inv] = Violation{Invariant: inv, Trace: trace(parent, via, int32(i), out.Op)}
+						}
+					}
+					for c := range covers {
+						if !covered[c] && covers[c].Reached(t) {
+							covered[c] = true
+						}
+					}
+					if _, ok := index[out.Next]; !ok {
+						index[out.Next] = int32(len(states))
+						states = append(states, out.Next)
+						parent = append(parent, int32(i))
+						via = append(via, out.Op)
+					}
+				}
+			}
+			if i&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
+				lastReport = time.Now()
+				el := lastReport.Sub(start).Seconds()
+				fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, %d transitions, %.0f states/s\n",
+					d.Name, depth+1, len(states), res.Transitions, float64(len(states))/el)
+			}
+			if opts.MaxStates > 0 && len(states) >= opts.MaxStates {
+				res.Truncated = true
+				break
+			}
+		}
+		lo = hi
+		if allFound(found, opts.StopWhenFound) {
+			res.Stopped = true
+			break
+		}
+	}
+	res.Exhausted = lo >= len(states) && !res.Truncated && !res.Stopped
+	res.States = len(states)
+	res.Seconds = time.Since(start).Seconds()
+	for _, inv := range spec.Invariants() {
+		if v, ok := found[inv.ID]; ok {
+			res.Violations = append(res.Violations, v)
+		}
+	}
+	for c := range covers {
+		if covered[c] {
+			res.Covered = append(res.Covered, covers[c].Name)
+		}
+	}
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
+			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
+	}
+	return res, nil
+}
+
+func allFound(found map[spec.InvariantID]Violation, want []spec.InvariantID) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, inv := range want {
+		if _, ok := found[inv]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// trace rebuilds the ops from the start state to state i, then last.
+func trace(parent []int32, via []spec.Op, i int32, last spec.Op) []spec.Op {
+	var rev []spec.Op
+	for j := i; j > 0; j = parent[j] {
+		rev = append(rev, via[j])
+	}
+	out := make([]spec.Op, 0, len(rev)+1)
+	for k := len(rev) - 1; k >= 0; k-- {
+		out = append(out, rev[k])
+	}
+	return append(out, last)
+}

@@ -1,0 +1,124 @@
+package explore
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// The reference design breaks no invariant within the default bounds, and
+// reaches every cover: a model that could not commit, hit or compact would
+// fail here instead of passing vacuously.
+func TestReferenceIsCleanAndCovered(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	var progress bytes.Buffer
+	r, err := Run(d, Options{Bounds: model.DefaultBounds(), Progress: &progress})
+	require.NoError(t, err)
+	for _, v := range r.Violations {
+		t.Errorf("reference breaks %s:\n%s", v.Invariant, spec.FormatTrace(v.Trace))
+	}
+	var all []string
+	for _, c := range model.Covers() {
+		all = append(all, c.Name)
+	}
+	assert.Equal(t, all, r.Covered)
+	assert.Equal(t, model.DefaultBounds().Depth, r.Depth)
+	assert.Greater(t, r.States, 100000)
+	assert.Greater(t, r.Transitions, r.States)
+	assert.Contains(t, progress.String(), "done:")
+	t.Logf("reference: %d states, %d transitions, %.2fs, %.0f states/s", r.States, r.Transitions, r.Seconds, r.StatesPerSecond())
+}
+
+// Every historical design's known bug is found, with a short trace that
+// replays to a transition breaking the invariant.
+func TestVariantsFindTheirBugs(t *testing.T) {
+	b := model.DefaultBounds()
+	for _, d := range model.Designs()[1:] {
+		t.Run(d.Name, func(t *testing.T) {
+			r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
+			require.NoError(t, err)
+			for _, inv := range d.Expect {
+				v, ok := r.Violated(inv)
+				require.True(t, ok, "%s not found within depth %d", inv, b.Depth)
+				assert.LessOrEqual(t, len(v.Trace), b.Depth)
+				outs, err := model.Replay(&d, b, v.Trace)
+				require.NoError(t, err, "trace does not replay:\n%s", spec.FormatTrace(v.Trace))
+				prev := model.Init(b)
+				if len(outs) > 1 {
+					prev = outs[len(outs)-2].Next
+				}
+				last := outs[len(outs)-1]
+				assert.Contains(t, model.Check(b, model.Transition{Prev: &prev, Out: &last}), inv)
+				// The text form round-trips, so the trace can become a
+				// scenario file.
+				back, err := spec.ParseTrace(spec.FormatTrace(v.Trace))
+				require.NoError(t, err)
+				assert.Equal(t, v.Trace, back)
+				t.Logf("%s: %s in %d ops", d.Name, inv, len(v.Trace))
+			}
+		})
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	b := model.DefaultBounds()
+	b.Depth = 9
+	d, err := model.DesignByName("no-commit-point")
+	require.NoError(t, err)
+	r1, err := Run(d, Options{Bounds: b})
+	require.NoError(t, err)
+	r2, err := Run(d, Options{Bounds: b})
+	require.NoError(t, err)
+	assert.Equal(t, r1.States, r2.States)
+	assert.Equal(t, r1.Transitions, r2.Transitions)
+	assert.Equal(t, r1.Violations, r2.Violations)
+}
+
+func TestSmallBoundsExhaust(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.Bounds{Procs: 1, Names: 1, Programs: 1, Kernels: 1, Sources: 1, Depth: 60}
+	r, err := Run(d, Options{Bounds: b})
+	require.NoError(t, err)
+	assert.True(t, r.Exhausted, "one process, one name: the space closes")
+	assert.Less(t, r.Depth, 60)
+	assert.Empty(t, r.Violations)
+}
+
+func TestRunLimits(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	r, err := Run(d, Options{Bounds: model.DefaultBounds(), MaxStates: 1000})
+	require.NoError(t, err)
+	assert.True(t, r.Truncated)
+	assert.False(t, r.Exhausted)
+
+	_, err = Run(d, Options{Bounds: model.Bounds{}})
+	assert.ErrorIs(t, err, model.ErrBounds)
+}
+
+// BenchmarkExplore reports the explorer's rate on one core (goal: at least
+// 100,000 states/s).
+func BenchmarkExplore(b *testing.B) {
+	d, err := model.DesignByName("reference")
+	require.NoError(b, err)
+	bounds := model.DefaultBounds()
+	bounds.Depth = 12
+	var states, trans int
+	var secs float64
+	for b.Loop() {
+		r, err := Run(d, Options{Bounds: bounds})
+		require.NoError(b, err)
+		states += r.States
+		trans += r.Transitions
+		secs += r.Seconds
+	}
+	b.ReportMetric(float64(states)/secs, "states/s")
+	b.ReportMetric(float64(trans)/secs, "transitions/s")
+}

@@ -1,0 +1,195 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// Transition is one step the explorer (or a replay) took: the state before,
+// the op with its branch, and the outcome.
+type Transition struct {
+	Prev *State
+	Out  *Outcome
+}
+
+// invariantCheck reports whether one invariant holds for a transition.
+type invariantCheck func(b Bounds, t Transition) bool
+
+// checks maps each invariant of spec.Invariants to its predicate. Every ID
+// has one (TestEveryInvariantHasACheck).
+func checks() map[spec.InvariantID]invariantCheck {
+	return map[spec.InvariantID]invariantCheck{
+		spec.InvNoStaleHit:      noStaleHit,
+		spec.InvNoCorruptHit:    noCorruptHit,
+		spec.InvCommitSurvives:  commitSurvives,
+		spec.InvConverge:        converge,
+		spec.InvNoIdleWrite:     noIdleWrite,
+		spec.InvGarbageBounded:  garbageBounded,
+		spec.InvMapOnce:         mapOnce,
+		spec.InvNoSIGBUS:        noSIGBUS,
+		spec.InvOptionsOwned:    optionsOwned,
+		spec.InvSingleWriter:    singleWriter,
+		spec.InvLoadTotal:       loadTotal,
+		spec.InvFallbackNoError: fallbackNoError,
+	}
+}
+
+// Checker evaluates every invariant, in the order of spec.Invariants.
+type Checker struct {
+	b   Bounds
+	ids []spec.InvariantID
+	fns []invariantCheck
+}
+
+// NewChecker builds a checker for bounds b.
+func NewChecker(b Bounds) *Checker {
+	c := &Checker{b: b}
+	all := checks()
+	for _, inv := range spec.Invariants() {
+		c.ids = append(c.ids, inv.ID)
+		c.fns = append(c.fns, all[inv.ID])
+	}
+	return c
+}
+
+// Violated appends to dst the invariants t breaks.
+func (c *Checker) Violated(dst []spec.InvariantID, t Transition) []spec.InvariantID {
+	for i, f := range c.fns {
+		if !f(c.b, t) {
+			dst = append(dst, c.ids[i])
+		}
+	}
+	return dst
+}
+
+// Check returns the invariants t breaks under bounds b.
+func Check(b Bounds, t Transition) []spec.InvariantID {
+	return NewChecker(b).Violated(nil, t)
+}
+
+// I1: a hit carries the kernel and source versions the process runs.
+func noStaleHit(_ Bounds, t Transition) bool {
+	op, r := t.Out.Op, t.Out.Result
+	if op.Kind != spec.OpLookUp || !r.Hit {
+		return true
+	}
+	pr := &t.Prev.Procs[op.Proc]
+	return r.Bytes.Kernel == pr.Kernel && r.Bytes.Source == pr.Src[op.Name]
+}
+
+// I2: a hit carries intact bytes, unless they were checked and changed after.
+func noCorruptHit(_ Bounds, t Transition) bool {
+	r := t.Out.Result
+	if t.Out.Op.Kind != spec.OpLookUp || !r.Hit {
+		return true
+	}
+	return r.Bytes.Intact || r.Bytes.LateCorrupt
+}
+
+// I3: the loadable index is the last visible commit.
+func commitSurvives(_ Bounds, t Transition) bool {
+	s := &t.Out.Next
+	if !s.GhostValid {
+		return true
+	}
+	if s.Disk.State != diskValid {
+		return false
+	}
+	for n := range s.Ghost {
+		if s.Disk.Idx[n].Identity() != s.Ghost[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// I4: a launch owed convergence never misses.
+func converge(_ Bounds, t Transition) bool {
+	op := t.Out.Op
+	if op.Kind != spec.OpLookUp || t.Out.Result.Hit {
+		return true
+	}
+	return !t.Prev.Procs[op.Proc].Expect
+}
+
+// I5: finalize and save write only when something new was appended; an
+// invalidation writes only when the index listed the name.
+func noIdleWrite(_ Bounds, t Transition) bool {
+	op := t.Out.Op
+	if !t.Out.Result.Wrote {
+		return true
+	}
+	switch op.Kind {
+	case spec.OpFinalize, spec.OpSave:
+		return hasAppended(&t.Prev.Procs[op.Proc])
+	case spec.OpInvalidate:
+		return t.Prev.Disk.State == diskValid && t.Prev.Disk.Idx[op.Name].Present()
+	}
+	return false // nothing else writes
+}
+
+// I6: after a commit, garbage ≤ max(live, 1).
+func garbageBounded(_ Bounds, t Transition) bool {
+	if !t.Out.Result.Wrote {
+		return true
+	}
+	d := &t.Out.Next.Disk
+	return int(d.Garbage) <= max(d.Live(), 1)
+}
+
+// I7: no file range mapped twice in one process.
+func mapOnce(_ Bounds, t Transition) bool {
+	for p := range t.Out.Next.Procs {
+		for _, e := range t.Out.Next.Procs[p].Ents {
+			if e.Maps > 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// I8: no mapping cut by a truncation.
+func noSIGBUS(_ Bounds, t Transition) bool {
+	for p := range t.Out.Next.Procs {
+		if t.Out.Next.Procs[p].Broken {
+			return false
+		}
+	}
+	return true
+}
+
+// I9: an init uses the module's own copy of its load options.
+func optionsOwned(_ Bounds, t Transition) bool {
+	op := t.Out.Op
+	if op.Kind != spec.OpInit {
+		return true
+	}
+	want := spec.PlaceHeap
+	if t.Prev.Procs[op.Proc].OptModule {
+		want = spec.PlaceFile
+	}
+	return t.Out.Result.Place == want
+}
+
+// I10: only the lock holder has appended, uncommitted data.
+func singleWriter(_ Bounds, t Transition) bool {
+	s := &t.Out.Next
+	for p := range s.Procs {
+		if hasAppended(&s.Procs[p]) && s.Disk.Lock != uint8(p)+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// I11: init never fails.
+func loadTotal(_ Bounds, t Transition) bool {
+	return t.Out.Op.Kind != spec.OpInit || !t.Out.Result.Failed
+}
+
+// I12: the packing path never fails.
+func fallbackNoError(_ Bounds, t Transition) bool {
+	switch t.Out.Op.Kind {
+	case spec.OpReserve, spec.OpInsert, spec.OpFinalize, spec.OpSave:
+		return !t.Out.Result.Failed
+	}
+	return true
+}

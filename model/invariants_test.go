@@ -1,0 +1,97 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+func TestEveryInvariantHasACheck(t *testing.T) {
+	all := checks()
+	for _, inv := range spec.Invariants() {
+		assert.NotNil(t, all[inv.ID], inv.ID)
+	}
+	assert.Len(t, all, len(spec.Invariants()), "a check for an invariant the table lacks")
+}
+
+// Each invariant's predicate must reject a transition that breaks it and
+// accept the same transition with the breaking detail removed: a check that
+// cannot fail would let the explorer pass vacuously.
+func TestInvariantChecksCatchViolations(t *testing.T) {
+	b := DefaultBounds()
+	appended := Entry{Rec: mkRec(0, 0), Status: spec.EntryAppended, Maps: 1, CurIno: true}
+	cases := []struct {
+		id        spec.InvariantID
+		op        spec.Op
+		bad, good func(prev *State, o *Outcome)
+	}{
+		{spec.InvNoStaleHit, spec.Op{Kind: spec.OpLookUp},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Kernel: 1, Intact: true}} },
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}} }},
+		{spec.InvNoCorruptHit, spec.Op{Kind: spec.OpLookUp},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true} },
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{LateCorrupt: true}} }},
+		{spec.InvCommitSurvives, spec.Op{Kind: spec.EvKernelUpgrade},
+			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, diskCorrupt },
+			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, diskValid }},
+		{spec.InvConverge, spec.Op{Kind: spec.OpLookUp},
+			func(p *State, _ *Outcome) { p.Procs[0].Expect = true },
+			func(p *State, o *Outcome) { p.Procs[0].Expect, o.Result.Hit = true, true; o.Result.Bytes.Intact = true }},
+		{spec.InvNoIdleWrite, spec.Op{Kind: spec.OpFinalize},
+			func(_ *State, o *Outcome) { o.Result.Wrote = true },
+			func(p *State, o *Outcome) { o.Result.Wrote = true; p.Procs[0].Ents[0] = appended; o.Next.Disk.State = diskValid }},
+		{spec.InvGarbageBounded, spec.Op{Kind: spec.OpSave},
+			func(p *State, o *Outcome) {
+				p.Procs[0].Ents[0] = appended
+				o.Result.Wrote, o.Next.Disk.Garbage, o.Next.Disk.Idx[0] = true, 2, mkRec(0, 0)
+			},
+			func(p *State, o *Outcome) {
+				p.Procs[0].Ents[0] = appended
+				o.Result.Wrote, o.Next.Disk.Garbage, o.Next.Disk.Idx[0] = true, 1, mkRec(0, 0)
+			}},
+		{spec.InvMapOnce, spec.Op{Kind: spec.OpInit},
+			func(_ *State, o *Outcome) { o.Next.Procs[1].Ents[0].Maps = 2; o.Result.Place = spec.PlaceFile },
+			func(_ *State, o *Outcome) { o.Next.Procs[1].Ents[0].Maps = 1; o.Result.Place = spec.PlaceFile }},
+		{spec.InvNoSIGBUS, spec.Op{Kind: spec.EvKernelUpgrade},
+			func(_ *State, o *Outcome) { o.Next.Procs[1].Broken = true },
+			func(_ *State, o *Outcome) {}},
+		{spec.InvOptionsOwned, spec.Op{Kind: spec.OpInit},
+			func(_ *State, o *Outcome) { o.Result.Place = spec.PlaceHeap },
+			func(_ *State, o *Outcome) { o.Result.Place = spec.PlaceFile }},
+		{spec.InvSingleWriter, spec.Op{Kind: spec.EvKernelUpgrade},
+			func(_ *State, o *Outcome) { o.Next.Procs[1].Ents[0] = appended },
+			func(_ *State, o *Outcome) { o.Next.Procs[1].Ents[0] = appended; o.Next.Disk.Lock = 2 }},
+		{spec.InvLoadTotal, spec.Op{Kind: spec.OpInit},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Place: spec.PlaceFile, Failed: true} },
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Place: spec.PlaceFile} }},
+		{spec.InvFallbackNoError, spec.Op{Kind: spec.OpReserve},
+			func(_ *State, o *Outcome) { o.Result.Failed = true },
+			func(_ *State, o *Outcome) { o.Result.Place = spec.PlaceHeap }},
+	}
+	covered := map[spec.InvariantID]bool{}
+	for _, c := range cases {
+		covered[c.id] = true
+		for _, bad := range []bool{true, false} {
+			prev := Init(b)
+			prev.Procs[0].OptModule = true
+			o := Outcome{Op: c.op, Next: prev}
+			if bad {
+				c.bad(&prev, &o)
+			} else {
+				c.good(&prev, &o)
+			}
+			got := Check(b, Transition{Prev: &prev, Out: &o})
+			if bad {
+				assert.Equal(t, []spec.InvariantID{c.id}, got, "%s: the breaking transition", c.id)
+			} else {
+				assert.Empty(t, got, "%s: the holding transition", c.id)
+			}
+		}
+	}
+	for _, inv := range spec.Invariants() {
+		require.True(t, covered[inv.ID], "no case for %s", inv.ID)
+	}
+}

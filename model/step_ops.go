@@ -1,0 +1,343 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// init initializes program q on process p's instance, opening the instance
+// (and loading the file) when it has none.
+func (m machine) init(o *Outcome, p spec.Proc, q spec.Program) bool {
+	s := &o.Next
+	pr := &s.Procs[p]
+	if pr.Phase == spec.PhasePacking || pr.Loaded&(1<<q) != 0 {
+		return false
+	}
+	useFile := pr.OptModule
+	if m.d.BorrowOptions {
+		useFile = pr.OptCaller // PR 19673: the caller's map, as it is now
+	}
+	o.Result.Place = spec.PlaceHeap
+	if useFile {
+		o.Result.Place = spec.PlaceFile
+	}
+	if pr.Phase == spec.PhaseNoInstance {
+		pr.FileOn = useFile
+		if useFile {
+			o.Result.Load = m.open(o, p)
+		}
+	} else if pr.FileOn {
+		o.Result.Load = m.refresh(o, p)
+	}
+	pr.Phase = spec.PhasePacking
+	pr.Prog = q
+	pr.Loaded |= 1 << q
+	pr.NoFile = !useFile || !pr.FileOn
+	pr.Blocked = pr.NoFile
+	pr.Clean = true
+	pr.Expect = !pr.NoFile && s.Env.Settled&(1<<q) != 0 && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q)
+	return true
+}
+
+func (m machine) srcCurrent(s *State, pr *Proc, q spec.Program) bool {
+	for n := 0; n < m.b.Names; n++ {
+		if m.names(q)&(1<<n) != 0 && pr.Src[n] != s.Env.Src[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// open is the first load of a new instance.
+func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
+	s := &o.Next
+	pr := &s.Procs[p]
+	if m.d.NoIndex {
+		// PR 19862: the file is scratch space for this launch.
+		m.truncate(o)
+		return spec.LoadEmpty
+	}
+	switch s.Disk.State {
+	case diskValid:
+		for n := 0; n < m.b.Names; n++ {
+			if r := s.Disk.Idx[n]; r.Present() {
+				pr.Ents[n] = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true}
+			}
+		}
+		pr.LoadFlag = true
+		return spec.LoadOK
+	case diskCorrupt:
+		o.Events |= EvtLoadCorrupt
+		if m.d.TruncateInPlace && s.Disk.Lock == 0 {
+			m.truncate(o) // ExecuTorch's fresh write: ftruncate(0)
+		}
+		return spec.LoadCorrupt
+	}
+	return spec.LoadEmpty
+}
+
+// refresh brings an open instance's view up to the newest commit at a later
+// program init: entries the index no longer lists retire, entries it lists
+// that the instance lacks are mapped. The reference never maps a range the
+// instance maps already (G5).
+func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
+	s := &o.Next
+	pr := &s.Procs[p]
+	var idx [maxNames]Rec
+	outcome := spec.LoadOK
+	switch s.Disk.State {
+	case diskValid:
+		idx = s.Disk.Idx
+	case diskCorrupt:
+		outcome = spec.LoadCorrupt
+		o.Events |= EvtLoadCorrupt
+	default:
+		outcome = spec.LoadEmpty
+	}
+	for n := 0; n < m.b.Names; n++ {
+		r, e := idx[n], &pr.Ents[n]
+		fileBacked := e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted
+		if fileBacked && !e.Retired && e.Rec.Identity() != r.Identity() {
+			if e.Hold != 0 {
+				e.Retired = true
+			} else {
+				*e = Entry{}
+			}
+		}
+		if r.Present() && (!e.Rec.Present() || e.Retired || e.Status == spec.EntryHeap) {
+			*e = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true, Hold: e.Hold}
+			o.Events |= EvtRefresh
+		}
+	}
+	if m.d.LoadedFlagOnlyOnLoad && !pr.LoadFlag && outcome == spec.LoadOK {
+		// PR 19988: cache_loaded_ was never set on the fresh-write path, so
+		// this init loads the whole file again and maps the instance's own
+		// committed regions a second time.
+		for n := 0; n < m.b.Names; n++ {
+			e := &pr.Ents[n]
+			if e.Status == spec.EntryCommitted && e.CurIno && e.Rec.Identity() == idx[n].Identity() {
+				e.Maps++
+			}
+		}
+		pr.LoadFlag = true
+	}
+	return outcome
+}
+
+// lookUp is XNNPACK's look_up of name n in the program being packed.
+func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
+	pr := &o.Next.Procs[p]
+	if pr.Phase != spec.PhasePacking || m.names(pr.Prog)&(1<<n) == 0 {
+		return false
+	}
+	e := &pr.Ents[n]
+	if e.Step != stepNone {
+		return false
+	}
+	want := mkRec(pr.Kernel, pr.Src[n])
+	have := e.Rec.Identity()
+	if m.d.NoSeed {
+		// v1: the key is the name; the layout the bytes have is not asked.
+		want &^= recKernel
+		have &^= recKernel
+	}
+	match := e.Rec.Present() && !e.Retired && have == want
+	if match && !e.Verified && m.d.verifies() {
+		o.Result.Checked = true
+		if e.Rec&recCorrupt != 0 {
+			o.Events |= EvtCorruptCaught
+			match = false
+			if e.Hold != 0 {
+				e.Retired = true
+			} else {
+				*e = Entry{}
+			}
+		} else {
+			e.Verified = true
+		}
+	}
+	if match {
+		o.Result.Hit = true
+		o.Result.Bytes = e.Rec.Packing()
+		e.Hold |= 1 << pr.Prog
+		e.Step = stepHit
+		if e.Fallback {
+			pr.Blocked = true // it is not in the file: the next launch re-packs
+		}
+		if e.Rec&recLate != 0 {
+			// Checked before a foreign write changed it: this launch cannot
+			// see the corruption, so it does not count as the launch that
+			// re-packs after it (G3); a process that loads the file does.
+			pr.Clean = false
+		}
+		if e.Status == spec.EntryLoaded {
+			o.Events |= EvtWarmHit
+		}
+		return true
+	}
+	if e.Rec.Present() && e.Rec.Identity() != mkRec(pr.Kernel, pr.Src[n]) {
+		o.Events |= EvtStaleMiss
+	}
+	e.Step = stepMissed
+	return true
+}
+
+// reserve finds space for a packing of n after a miss.
+func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
+	s := &o.Next
+	pr := &s.Procs[p]
+	e := &pr.Ents[n]
+	if pr.Phase != spec.PhasePacking || e.Step != stepMissed {
+		return false
+	}
+	r := &o.Result
+	switch {
+	case pr.NoFile:
+		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonNoPath
+	case m.d.LoadedRepacksToHeap && pr.LoadFlag:
+		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonDesign
+	case s.Disk.Lock == 0 || s.Disk.Lock == uint8(p)+1:
+		s.Disk.Lock = uint8(p) + 1
+		r.Place = spec.PlaceFile
+	default:
+		// G8: a busy lock is a heap packing with a reason, not an error.
+		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
+		pr.Blocked = true
+		o.Events |= EvtLockBusy
+	}
+	e.Step = stepReserved
+	e.Place = r.Place
+	e.Fallback = r.Reason == spec.ReasonLockBusy || r.Reason == spec.ReasonNoPath
+	return true
+}
+
+// insert stores the packing made into the reserved space.
+func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
+	pr := &o.Next.Procs[p]
+	e := &pr.Ents[n]
+	if pr.Phase != spec.PhasePacking || e.Step != stepReserved {
+		return false
+	}
+	ne := Entry{
+		Rec:      mkRec(pr.Kernel, pr.Src[n]),
+		Status:   spec.EntryHeap,
+		Hold:     e.Hold | 1<<pr.Prog,
+		Verified: true,
+		Fallback: e.Fallback,
+		Step:     stepDone,
+	}
+	if e.Place == spec.PlaceFile {
+		ne.Status, ne.Maps, ne.CurIno = spec.EntryAppended, 1, true
+	}
+	*e = ne
+	return true
+}
+
+// finalize ends the launch: commit what is new, release the writer lock,
+// and record whether the launch was clean (G3).
+func (m machine) finalize(o *Outcome, p spec.Proc) bool {
+	s := &o.Next
+	pr := &s.Procs[p]
+	if pr.Phase != spec.PhasePacking {
+		return false
+	}
+	for n := 0; n < m.b.Names; n++ {
+		if m.names(pr.Prog)&(1<<n) != 0 && pr.Ents[n].Step != stepHit && pr.Ents[n].Step != stepDone {
+			return false
+		}
+	}
+	if hasAppended(pr) {
+		m.commit(o, p)
+	}
+	if s.Disk.Lock == uint8(p)+1 {
+		s.Disk.Lock = 0
+	}
+	q := pr.Prog
+	if pr.Clean && !pr.Blocked && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q) {
+		s.Env.Settled |= 1 << q
+	}
+	if pr.Expect {
+		o.Events |= EvtConverged
+	}
+	for n := range pr.Ents {
+		pr.Ents[n].Step, pr.Ents[n].Place = stepNone, spec.PlaceNone
+	}
+	pr.Phase, pr.Prog = spec.PhaseIdle, 0
+	pr.Expect, pr.Blocked, pr.Clean, pr.NoFile = false, false, false, false
+	return true
+}
+
+// save commits explicitly; with nothing new it writes nothing (G4).
+func (m machine) save(o *Outcome, p spec.Proc) bool {
+	pr := &o.Next.Procs[p]
+	if pr.Phase == spec.PhaseNoInstance {
+		return false
+	}
+	if hasAppended(pr) {
+		m.commit(o, p)
+	}
+	return true
+}
+
+// invalidate drops n from the instance and commits the index without it.
+// Names in use by a loaded program cannot be invalidated (the cache returns
+// an error; the model does not offer the op).
+func (m machine) invalidate(o *Outcome, p spec.Proc, n spec.Name) bool {
+	s := &o.Next
+	pr := &s.Procs[p]
+	e := &pr.Ents[n]
+	onDisk := s.Disk.State == diskValid && s.Disk.Idx[n].Present()
+	if pr.Phase != spec.PhaseIdle || e.Hold != 0 || (!e.Rec.Present() && !onDisk) {
+		return false
+	}
+	*e = Entry{}
+	m.invalidateFor(s, 1<<n)
+	if !onDisk {
+		return true
+	}
+	if s.Disk.Lock != 0 {
+		// The drop stays in memory; the next commit of anyone re-lists
+		// the entry. Recorded, not an error (G8).
+		o.Result.Reason = spec.ReasonLockBusy
+		return true
+	}
+	idx := s.Disk.Idx
+	idx[n] = 0
+	m.publish(o, idx, int(s.Disk.Garbage)+1, false)
+	o.Events |= EvtInvalidated
+	return true
+}
+
+// unload releases program q's references (ExecuTorch delete_packed_data).
+// File-backed entries stay mapped, so a reload hits and writes nothing (G4).
+func (m machine) unload(o *Outcome, p spec.Proc, q spec.Program) bool {
+	pr := &o.Next.Procs[p]
+	if pr.Phase != spec.PhaseIdle || pr.Loaded&(1<<q) == 0 {
+		return false
+	}
+	pr.Loaded &^= 1 << q
+	for n := range pr.Ents {
+		e := &pr.Ents[n]
+		e.Hold &^= 1 << q
+		if e.Hold == 0 && (e.Status == spec.EntryHeap || e.Retired) {
+			*e = Entry{}
+		}
+	}
+	return true
+}
+
+// destroy closes the instance: every program unloaded, every mapping gone.
+func (m machine) destroy(o *Outcome, p spec.Proc) bool {
+	pr := &o.Next.Procs[p]
+	if pr.Phase != spec.PhaseIdle {
+		return false
+	}
+	*pr = Proc{Kernel: pr.Kernel, Src: pr.Src, OptModule: pr.OptModule, OptCaller: pr.OptCaller}
+	return true
+}
+
+func hasAppended(pr *Proc) bool {
+	for n := range pr.Ents {
+		if pr.Ents[n].Status == spec.EntryAppended {
+			return true
+		}
+	}
+	return false
+}
