@@ -187,20 +187,44 @@ func (c *Cache) finishRegions(all bool) {
 	if c.w == nil {
 		return
 	}
+	var pending []*region
 	for _, rg := range c.w.regions {
 		if rg.used && !rg.synced {
-			if err := rg.m.Sync(); err != nil {
-				c.stats.FallbackErr = err
-				c.dropRegionEntries(rg)
-			}
-			rg.synced = true
+			pending = append(pending, rg)
 		}
+	}
+	if len(pending) > 0 {
+		c.syncRegions(pending)
+	}
+	for _, rg := range c.w.regions {
 		if (rg.used || all) && !rg.protected {
 			// A failed mprotect leaves the pages writable, which costs
 			// protection against stray stores but not correctness.
 			_ = rg.m.Protect(vfs.ProtRead)
 			rg.protected = true
 		}
+	}
+}
+
+// syncRegions makes the stores into the regions durable and their pages
+// clean. One region is msync'ed (MS_SYNC); several are written back by one
+// fdatasync of the file, which on Linux writes back every dirty page of the
+// file, mapped stores included, and cleans them just as msync(MS_SYNC) does
+// (msync(MS_SYNC) is an fsync of the range): one disk flush instead of one
+// per region (docs/cache.md has the measured difference).
+func (c *Cache) syncRegions(rs []*region) {
+	var err error
+	if len(rs) == 1 {
+		err = rs[0].m.Sync()
+	} else {
+		err = c.w.f.SyncData()
+	}
+	for _, rg := range rs {
+		if err != nil {
+			c.stats.FallbackErr = err
+			c.dropRegionEntries(rg)
+		}
+		rg.synced = true
 	}
 }
 
