@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc64"
+	"hash/crc32"
 	"math"
 
 	"github.com/xpwc/xpwc/impl/cache"
@@ -240,8 +240,9 @@ func (b *Backend) SourceBytesHeld() int { return 4 * (cap(b.scratchW) + cap(b.sc
 type Result struct {
 	// Output is the last layer's output, m rows of OutputDim.
 	Output []float32
-	// Digest is a CRC-64 of every layer's output bits in order, so that two
-	// runs agree on it only if every layer computed the same bits.
+	// Digest is a checksum (CRC-32 and CRC-32C side by side, as
+	// sourceDigest) of every layer's output bits in order, so that two runs
+	// agree on it only if every layer computed the same bits.
 	Digest uint64
 }
 
@@ -255,7 +256,7 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 		return nil, fmt.Errorf("%w: %d values for %d rows of %d", ErrBadInput, len(x), m, b.prog.inputDim)
 	}
 	outs := make([][]float32, len(b.layers))
-	digest := crc64.New(ecma64)
+	ieee, cast := crc32.NewIEEE(), crc32.New(castagnoli)
 	var buf []byte
 	for i, l := range b.prog.layers {
 		in := x
@@ -278,9 +279,11 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 		for _, v := range y {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 		}
-		digest.Write(buf)
+		ieee.Write(buf)
+		cast.Write(buf)
 	}
-	return &Result{Output: outs[len(outs)-1], Digest: digest.Sum64()}, nil
+	digest := uint64(ieee.Sum32())<<32 | uint64(cast.Sum32())
+	return &Result{Output: outs[len(outs)-1], Digest: digest}, nil
 }
 
 // Destroy releases the program's cache entries (cache DeleteProgram) and

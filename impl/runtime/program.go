@@ -133,8 +133,8 @@ func (p *Program) OutputDim() int { return p.layers[len(p.layers)-1].N }
 // SourceDigest is the spec.Key.Source of layer i: it changes whenever the
 // layer's weight or bias bytes change (G1). For synthetic programs it is
 // derived from (generator version, program seed, layer name, shape, bias) and
-// costs nothing; for a program read from a file it is a CRC-64 of the layer's
-// bytes computed once when the file is read (see docs/runtime.md).
+// costs nothing; for a program read from a file it is a 64-bit checksum of
+// the layer's bytes computed once when the file is read (see docs/runtime.md).
 func (p *Program) SourceDigest(i int) uint64 { return p.src.digest(i) }
 
 // Weights writes layer i's unpacked weights into w (N×K, row-major, output

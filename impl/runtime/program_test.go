@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"path/filepath"
 	"testing"
@@ -158,5 +159,35 @@ func BenchmarkSyntheticWeights(b *testing.B) {
 		for i := range p.NumLayers() {
 			p.Weights(i, w, bias)
 		}
+	}
+}
+
+// BenchmarkParseProgram measures reading a program file, dominated by the
+// CRC32C of the file and the per-layer CRC-64 source digests.
+func BenchmarkParseProgram(b *testing.B) {
+	layers := make([]Layer, 16)
+	for i := range layers {
+		layers[i] = Layer{Name: fmt.Sprintf("l%d", i), N: 1024, K: 1024, Bias: true}
+	}
+	p, err := NewSynthetic("bench", 1, layers)
+	require.NoError(b, err)
+	var buf bytes.Buffer
+	require.NoError(b, EncodeProgram(&buf, p))
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ParseProgram(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSourceDigest is the part of ParseProgram a file program pays per
+// load for its source digests (docs/runtime.md).
+func BenchmarkSourceDigest(b *testing.B) {
+	data := make([]byte, 64<<20)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		sourceDigest(data)
 	}
 }

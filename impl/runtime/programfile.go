@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"hash/crc64"
 	"io"
 	"math"
 	"os"
@@ -31,10 +30,18 @@ const (
 	minLayerRecord     = 2 + 2 + 4 + 4 + 4
 )
 
-var (
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-	ecma64     = crc64.MakeTable(crc64.ECMA)
-)
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sourceDigest is the spec.Key.Source of a layer read from a file: CRC-32
+// (IEEE) and CRC-32C of its bytes side by side. Both run on hardware
+// (PCLMULQDQ, SSE4.2) at about 6 GB/s together here, against 0.5 GB/s for
+// table-driven CRC-64 (BenchmarkSourceDigest). Two different polynomials
+// catch every burst of up to 32 bits and miss a random change with
+// probability about 2⁻⁶⁴. It guards against stale packs after a model
+// update (G1), not against a forger, who controls the weights anyway.
+func sourceDigest(b []byte) uint64 {
+	return uint64(crc32.ChecksumIEEE(b))<<32 | uint64(crc32.Checksum(b, castagnoli))
+}
 
 // fileSource holds the weights read from a program file and their digests.
 type fileSource struct {
@@ -173,9 +180,7 @@ func ParseProgram(data []byte) (*Program, error) {
 		if l.Bias {
 			src.b[i] = r.f32s(l.N)
 		}
-		// The digest covers exactly this layer's bytes: one read pass over
-		// the weights at CRC-64 speed, paid once per program load.
-		src.digests[i] = crc64.Checksum(data[start:r.off], ecma64)
+		src.digests[i] = sourceDigest(data[start:r.off])
 	}
 	return newProgram(name, layers, src)
 }
