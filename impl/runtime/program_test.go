@@ -163,7 +163,7 @@ func BenchmarkSyntheticWeights(b *testing.B) {
 }
 
 // BenchmarkParseProgram measures reading a program file, dominated by the
-// CRC32C of the file and the per-layer CRC-64 source digests.
+// CRC32C of the file, the float decode and the per-layer source digests.
 func BenchmarkParseProgram(b *testing.B) {
 	layers := make([]Layer, 16)
 	for i := range layers {
