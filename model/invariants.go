@@ -31,11 +31,20 @@ func checks() map[spec.InvariantID]invariantCheck {
 	}
 }
 
+// stateOnly lists the invariants that read only the new state: checking
+// them once per distinct state is enough.
+var stateOnly = map[spec.InvariantID]bool{
+	spec.InvCommitSurvives: true,
+	spec.InvMapOnce:        true,
+	spec.InvNoSIGBUS:       true,
+	spec.InvSingleWriter:   true,
+}
+
 // Checker evaluates every invariant, in the order of spec.Invariants.
 type Checker struct {
-	b   Bounds
-	ids []spec.InvariantID
-	fns []invariantCheck
+	b         Bounds
+	ids, sids []spec.InvariantID
+	fns, sfns []invariantCheck
 }
 
 // NewChecker builds a checker for bounds b.
@@ -43,17 +52,40 @@ func NewChecker(b Bounds) *Checker {
 	c := &Checker{b: b}
 	all := checks()
 	for _, inv := range spec.Invariants() {
-		c.ids = append(c.ids, inv.ID)
-		c.fns = append(c.fns, all[inv.ID])
+		if stateOnly[inv.ID] {
+			c.sids = append(c.sids, inv.ID)
+			c.sfns = append(c.sfns, all[inv.ID])
+		} else {
+			c.ids = append(c.ids, inv.ID)
+			c.fns = append(c.fns, all[inv.ID])
+		}
 	}
 	return c
 }
 
 // Violated appends to dst the invariants t breaks.
 func (c *Checker) Violated(dst []spec.InvariantID, t Transition) []spec.InvariantID {
+	dst = c.ViolatedByStep(dst, t)
+	return c.ViolatedByState(dst, t)
+}
+
+// ViolatedByStep appends the invariants about the step itself (its op and
+// result) that t breaks.
+func (c *Checker) ViolatedByStep(dst []spec.InvariantID, t Transition) []spec.InvariantID {
 	for i, f := range c.fns {
 		if !f(c.b, t) {
 			dst = append(dst, c.ids[i])
+		}
+	}
+	return dst
+}
+
+// ViolatedByState appends the invariants about t's new state that it
+// breaks; the explorer calls it once per distinct state.
+func (c *Checker) ViolatedByState(dst []spec.InvariantID, t Transition) []spec.InvariantID {
+	for i, f := range c.sfns {
+		if !f(c.b, t) {
+			dst = append(dst, c.sids[i])
 		}
 	}
 	return dst

@@ -29,7 +29,9 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 		bad, good func(prev *State, o *Outcome)
 	}{
 		{spec.InvNoStaleHit, spec.Op{Kind: spec.OpLookUp},
-			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Kernel: 1, Intact: true}} },
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Kernel: 1, Intact: true}}
+			},
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}} }},
 		{spec.InvNoCorruptHit, spec.Op{Kind: spec.OpLookUp},
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true} },
@@ -42,7 +44,11 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 			func(p *State, o *Outcome) { p.Procs[0].Expect, o.Result.Hit = true, true; o.Result.Bytes.Intact = true }},
 		{spec.InvNoIdleWrite, spec.Op{Kind: spec.OpFinalize},
 			func(_ *State, o *Outcome) { o.Result.Wrote = true },
-			func(p *State, o *Outcome) { o.Result.Wrote = true; p.Procs[0].Ents[0] = appended; o.Next.Disk.State = diskValid }},
+			func(p *State, o *Outcome) {
+				o.Result.Wrote = true
+				p.Procs[0].Ents[0] = appended
+				o.Next.Disk.State = diskValid
+			}},
 		{spec.InvGarbageBounded, spec.Op{Kind: spec.OpSave},
 			func(p *State, o *Outcome) {
 				p.Procs[0].Ents[0] = appended

@@ -92,6 +92,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 	checker := model.NewChecker(b)
 	covers := model.Covers()
 	covered := make([]bool, len(covers))
+	nCovered := 0
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
@@ -115,22 +116,28 @@ func Run(d model.Design, opts Options) (Result, error) {
 					out := &buf[k]
 					res.Transitions++
 					t := model.Transition{Prev: &s, Out: out}
-					viol = checker.Violated(viol[:0], t)
+					viol = checker.ViolatedByStep(viol[:0], t)
+					if _, ok := index[out.Next]; !ok {
+						// State invariants hold or fail with the state:
+						// check them on first sight only.
+						viol = checker.ViolatedByState(viol, t)
+						index[out.Next] = int32(len(states))
+						states = append(states, out.Next)
+						parent = append(parent, int32(i))
+						via = append(via, out.Op)
+					}
 					for _, inv := range viol {
 						if _, ok := found[inv]; !ok {
 							found[inv] = Violation{Invariant: inv, Trace: trace(parent, via, int32(i), out.Op)}
 						}
 					}
-					for c := range covers {
-						if !covered[c] && covers[c].Reached(t) {
-							covered[c] = true
+					if nCovered < len(covers) {
+						for c := range covers {
+							if !covered[c] && covers[c].Reached(t) {
+								covered[c] = true
+								nCovered++
+							}
 						}
-					}
-					if _, ok := index[out.Next]; !ok {
-						index[out.Next] = int32(len(states))
-						states = append(states, out.Next)
-						parent = append(parent, int32(i))
-						via = append(via, out.Op)
 					}
 				}
 			}
