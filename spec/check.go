@@ -3,7 +3,6 @@ package spec
 import (
 	"cmp"
 	"fmt"
-	"hash/maphash"
 	"slices"
 )
 
@@ -11,7 +10,9 @@ import (
 // an earlier one, or -1. It uses an open-addressing table of uint32 entry
 // numbers (4 bytes per slot, load factor at most 1/2) instead of a
 // map[string]: at a million entries a Go map costs several times the index
-// size and most of the parse time.
+// size and most of the parse time. The hash is CRC32C (hardware, and
+// deterministic: a randomly seeded hash would make the parser's coverage
+// vary between runs of one input, which misleads the fuzzer).
 func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	n := len(entries)
 	if n < 2 {
@@ -23,10 +24,9 @@ func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	}
 	mask := uint64(size - 1)
 	table := make([]uint32, size) // 0 = empty, else entry number + 1
-	seed := maphash.MakeSeed()
 	for i := range entries {
 		s := name(&entries[i])
-		h := maphash.String(seed, s) & mask
+		h := uint64(crcString(s)) & mask
 		for {
 			j := table[h]
 			if j == 0 {

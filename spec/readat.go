@@ -42,3 +42,11 @@ func bytesString(b []byte) string {
 func parsedV3Name(e *Entry) string {
 	return unsafe.String(unsafe.StringData(e.Key.Weight), len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias))
 }
+
+// crcString is CRC32C of a string's bytes without copying them.
+func crcString(s string) uint32 {
+	if len(s) == 0 {
+		return 0
+	}
+	return CRC32C(unsafe.Slice(unsafe.StringData(s), len(s)))
+}

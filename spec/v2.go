@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"strings"
@@ -105,8 +106,9 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 }
 
 // ParseV2 reads and validates a v2 file of the given size through r. It
-// never reads outside [0, size), and allocates at most the index bytes plus
-// one Entry per V2EntryFixedSize index bytes, whatever the footer declares
+// never reads outside [0, size), and allocates at most the name bytes of the
+// index, a 16 KiB read window and one Entry per V2EntryFixedSize index bytes,
+// whatever the footer declares
 // (G7). Every error matches ErrCorrupt unless it is an I/O error from r.
 func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if size < V2FooterSize {
@@ -141,11 +143,7 @@ func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if uint64(f.Count) > indexLen/V2EntryFixedSize {
 		return nil, ferr(footOff+8, "entry_count", uint64(f.Count), ErrCountMismatch)
 	}
-	buf := make([]byte, indexLen)
-	if err := readFull(r, int64(f.IndexStart), buf, "index"); err != nil {
-		return nil, err
-	}
-	entries, err := decodeV2Entries(buf, f)
+	entries, err := decodeV2Entries(newWindow(r, int64(f.IndexStart), footOff), f)
 	if err != nil {
 		return nil, err
 	}
@@ -157,52 +155,64 @@ func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	return v, nil
 }
 
-// decodeV2Entries decodes and validates the index bytes buf read from
-// f.IndexStart.
-func decodeV2Entries(buf []byte, f V2Footer) ([]Entry, error) {
+// decodeV2Entries decodes and validates the index [f.IndexStart, w.hi).
+func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	le := binary.LittleEndian
-	names := bytesString(buf)
-	entries := make([]Entry, f.Count)
-	pos := 0
-	at := func(p int) int64 { return int64(f.IndexStart) + int64(p) }
+	end := w.hi
+	indexLen := uint64(end) - f.IndexStart
+	count := uint64(f.Count)
+	// Names go into one buffer sized to what the index can hold, so the
+	// parse makes one allocation for all of them and none per entry.
+	var names strings.Builder
+	names.Grow(int(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)))
+	entries := make([]Entry, count)
+	pos := int64(f.IndexStart)
 	for i := range entries {
-		rest := len(buf) - pos
+		rest := end - pos
 		if rest < 4 {
 			// The index ran out before the declared count: ExecuTorch stops
 			// here and loads what it has (#20562's 63-byte file).
-			return nil, ferr(at(pos), "entry_count", uint64(f.Count), ErrCountMismatch)
+			return nil, ferr(pos, "entry_count", count, ErrCountMismatch)
 		}
-		nameLen := le.Uint32(buf[pos:])
-		if rest < V2EntryFixedSize || uint64(nameLen) > uint64(rest-V2EntryFixedSize) {
-			return nil, ferr(at(pos), "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+		b, err := w.at(pos, 4, "name_len")
+		if err != nil {
+			return nil, err
+		}
+		nameLen := le.Uint32(b)
+		if rest < V2EntryFixedSize || int64(nameLen) > rest-V2EntryFixedSize {
+			return nil, ferr(pos, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
 		if nameLen == 0 || nameLen > V2MaxNameLen {
-			return nil, ferr(at(pos), "name_len", uint64(nameLen), ErrBadName)
+			return nil, ferr(pos, "name_len", uint64(nameLen), ErrBadName)
 		}
-		nameOff := pos + 4
-		name := names[nameOff : nameOff+int(nameLen)]
-		if strings.Contains(name, NameSeparator) {
+		b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry")
+		if err != nil {
+			return nil, err
+		}
+		name, fixed := b[:nameLen], b[nameLen:]
+		if bytes.IndexByte(name, 0) >= 0 {
 			// A NUL would make the name ambiguous once converted to v3.
-			return nil, ferr(at(nameOff), "name", uint64(nameLen), ErrBadName)
+			return nil, ferr(pos+4, "name", uint64(nameLen), ErrBadName)
 		}
-		p := nameOff + int(nameLen)
 		e := &entries[i]
-		e.Key.Weight = name
-		e.Offset = le.Uint64(buf[p:])
-		e.Size = le.Uint64(buf[p+8:])
-		e.Key.Seed = le.Uint32(buf[p+16:])
+		start := names.Len()
+		names.Write(name)
+		e.Key.Weight = names.String()[start:]
+		e.Offset = le.Uint64(fixed)
+		e.Size = le.Uint64(fixed[8:])
+		e.Key.Seed = le.Uint32(fixed[16:])
 		// offset < index_start and size <= index_start - offset, as
 		// ExecuTorch checks, written so neither side can overflow.
 		if e.Offset >= f.IndexStart || e.Size > f.IndexStart-e.Offset {
-			return nil, ferr(at(p), "file_offset", e.Offset, ErrEntryOutOfBounds)
+			return nil, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrEntryOutOfBounds)
 		}
 		if e.Offset%V2Alignment != 0 {
-			return nil, ferr(at(p), "file_offset", e.Offset, ErrMisaligned)
+			return nil, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrMisaligned)
 		}
-		pos = p + 20
+		pos += V2EntryFixedSize + int64(nameLen)
 	}
-	if pos != len(buf) {
-		return nil, ferr(at(pos), "index", uint64(len(buf)-pos), ErrTrailingBytes)
+	if pos != end {
+		return nil, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
 	if i := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight }); i >= 0 {
 		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)

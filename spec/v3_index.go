@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 )
 
 // A v3 index block: a 16-byte header (magic, entry count u64) followed by
@@ -79,79 +80,98 @@ type v3Bounds struct {
 	indexLen uint64
 }
 
-// decodeV3Index decodes and validates an index block already read into buf
-// (whose CRC the caller has checked).
-func decodeV3Index(buf []byte, bd v3Bounds) ([]Entry, error) {
+// decodeV3Index decodes and validates the index block in w, whose CRC the
+// caller has checked.
+func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	le := binary.LittleEndian
-	at := func(p int) int64 { return int64(bd.indexOff) + int64(p) }
-	if len(buf) < V3IndexHeaderSize {
-		return nil, ferr(at(0), "index length", uint64(len(buf)), ErrIndexOutOfBounds)
+	end := w.hi
+	pos := w.lo
+	if end-pos < V3IndexHeaderSize {
+		return nil, ferr(pos, "index length", uint64(end-pos), ErrIndexOutOfBounds)
 	}
-	if !bytes.Equal(buf[:8], v3IndexMagic[:]) {
-		return nil, ferr(at(0), "index magic", le.Uint64(buf), ErrBadMagic)
+	h, err := w.at(pos, V3IndexHeaderSize, "index header")
+	if err != nil {
+		return nil, err
 	}
-	count := le.Uint64(buf[8:])
+	if !bytes.Equal(h[:8], v3IndexMagic[:]) {
+		return nil, ferr(pos, "index magic", le.Uint64(h), ErrBadMagic)
+	}
+	count := le.Uint64(h[8:])
+	body := uint64(end-pos) - V3IndexHeaderSize
 	// Before allocating: the block must be able to hold count entries of the
 	// minimum size, so Entries is bounded by the file size (G7).
-	if count > uint64(len(buf)-V3IndexHeaderSize)/V3MinEntrySize {
-		return nil, ferr(at(8), "entry count", count, ErrCountMismatch)
+	if count > body/V3MinEntrySize {
+		return nil, ferr(pos+8, "entry count", count, ErrCountMismatch)
 	}
-	names := bytesString(buf)
+	var names strings.Builder
+	names.Grow(int(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
 	entries := make([]Entry, count)
-	pos := V3IndexHeaderSize
+	pos += V3IndexHeaderSize
 	for i := range entries {
-		rest := len(buf) - pos
+		rest := end - pos
 		if rest == 0 {
-			return nil, ferr(at(8), "entry count", count, ErrCountMismatch)
+			return nil, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
 		}
 		if rest < V3EntryFixedSize {
-			return nil, ferr(at(pos), "entry", uint64(rest), ErrEntryOutOfBounds)
+			return nil, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
+		}
+		b, err := w.at(pos, V3EntryFixedSize, "entry")
+		if err != nil {
+			return nil, err
 		}
 		e := &entries[i]
-		e.Offset = le.Uint64(buf[pos:])
-		e.Size = le.Uint64(buf[pos+8:])
-		e.Key.Fingerprint = le.Uint64(buf[pos+16:])
-		e.Key.Source = le.Uint64(buf[pos+24:])
-		e.Key.Seed = le.Uint32(buf[pos+32:])
-		e.CRC = le.Uint32(buf[pos+36:])
-		nameLen := le.Uint32(buf[pos+40:])
-		if uint64(nameLen) > uint64(rest-V3EntryFixedSize) {
-			return nil, ferr(at(pos+40), "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+		e.Offset = le.Uint64(b)
+		e.Size = le.Uint64(b[8:])
+		e.Key.Fingerprint = le.Uint64(b[16:])
+		e.Key.Source = le.Uint64(b[24:])
+		e.Key.Seed = le.Uint32(b[32:])
+		e.CRC = le.Uint32(b[36:])
+		nameLen := int64(le.Uint32(b[40:]))
+		if nameLen > rest-V3EntryFixedSize {
+			return nil, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
-		nameOff := pos + V3EntryFixedSize
-		end := nameOff + int(nameLen)
-		w, bias, ok := SplitName(names[nameOff:end])
-		if !ok || w == "" || !ValidTensorName(w) || !ValidTensorName(bias) {
-			return nil, ferr(at(nameOff), "name", uint64(nameLen), ErrBadName)
+		if nameLen > 2*MaxNameLen+1 {
+			return nil, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
 		}
-		e.Key.Weight, e.Key.Bias = w, bias
-		next := pos + v3EntrySize(int(nameLen))
-		if next > len(buf) {
-			return nil, ferr(at(end), "padding", uint64(next-len(buf)), ErrEntryOutOfBounds)
+		size := int64(v3EntrySize(int(nameLen)))
+		if size > rest {
+			return nil, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
 		}
-		for _, c := range buf[end:next] {
+		b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "entry name")
+		if err != nil {
+			return nil, err
+		}
+		name, pad := b[:nameLen], b[nameLen:]
+		for _, c := range pad {
 			if c != 0 {
 				// Canonical encoding: a file that parses re-encodes to the
 				// same bytes, which the round-trip fuzz target relies on.
-				return nil, ferr(at(end), "padding", uint64(c), ErrTrailingBytes)
+				return nil, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
 			}
 		}
-		if err := checkV3Range(e, bd, at(pos)); err != nil {
+		start := names.Len()
+		names.Write(name)
+		wt, bias, ok := SplitName(names.String()[start:])
+		if !ok || wt == "" || !ValidTensorName(wt) || !ValidTensorName(bias) {
+			return nil, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
+		}
+		e.Key.Weight, e.Key.Bias = wt, bias
+		if err := checkV3Range(e, bd, pos); err != nil {
 			return nil, err
 		}
-		pos = next
+		pos += size
 	}
-	if pos != len(buf) {
-		return nil, ferr(at(pos), "index", uint64(len(buf)-pos), ErrTrailingBytes)
+	if pos != end {
+		return nil, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
 	if i := checkUniqueNames(entries, parsedV3Name); i >= 0 {
-		return nil, ferr(at(0), "name", uint64(i), ErrDuplicateName)
+		return nil, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := checkNoOverlap(entries); a >= 0 {
-		return nil, ferr(at(0), "offset", entries[b].Offset, overlapErr(a, b))
+		return nil, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil
 }

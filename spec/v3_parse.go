@@ -62,8 +62,9 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 // returns ErrNoCommit if no slot holds a commit, else the newest commit's
 // index error. Data bytes are not read; see VerifyEntryData.
 //
-// Allocation is at most the committed index's size plus one Entry per
-// V3MinEntrySize index bytes, and the index must lie inside the file (G7).
+// Allocation is at most the index's name bytes, a 16 KiB read window and
+// one Entry per V3MinEntrySize index bytes, and the index must lie inside
+// the file (G7).
 func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 	commits, slotErrs, err := ReadCommitSlots(r, size)
 	if err != nil {
@@ -126,14 +127,18 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	if c.IndexOff < page || c.IndexOff > usize || c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
 		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrIndexOutOfBounds)
 	}
-	buf := make([]byte, c.IndexLen)
-	if err := readFull(r, int64(c.IndexOff), buf, "index"); err != nil {
+	w := newWindow(r, int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
+	// The CRC is checked before any index field is decoded, so a torn or
+	// rotted index reports ErrChecksum rather than whichever field the
+	// damage happened to hit.
+	got, err := w.crc("index")
+	if err != nil {
 		return nil, err
 	}
-	if got := CRC32C(buf); got != c.IndexCRC {
+	if got != c.IndexCRC {
 		return nil, ferr(int64(c.IndexOff), "index crc", uint64(got), ErrChecksum)
 	}
-	entries, err := decodeV3Index(buf, v3Bounds{
+	entries, err := decodeV3Index(w, v3Bounds{
 		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
 	})
 	if err != nil {
