@@ -68,7 +68,7 @@ func (c *Cache) verify(e *entry) bool {
 	}
 	e.verified = true
 	c.stats.Verified++
-	if spec.CRC32C(e.data) == e.crc {
+	if crc, ok := crcMapped(e.data); ok && crc == e.crc {
 		return true
 	}
 	c.stats.Corrupt++

@@ -1,0 +1,29 @@
+package realcrash
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Child modes, selected by environment variable so that the test binary
+// can be its own child process.
+const (
+	envSaveLoop = "XPWC_REALCRASH_SAVELOOP" // dir: launch and save forever
+	envMapRead  = "XPWC_REALCRASH_MAPREAD"  // dir: load, wait for a truncation, read
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(envSaveLoop); dir != "" {
+		os.Exit(childSaveLoop(dir))
+	}
+	if dir := os.Getenv(envMapRead); dir != "" {
+		os.Exit(childMapRead(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func childFail(code int, format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	return code
+}
