@@ -1,9 +1,272 @@
 package main
 
-import "fmt"
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
-// cmdExplore is not written yet; it says so instead of pretending to work.
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/model/explore"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// exploreJSON is the JSON form of one exploration (docs/model.md).
+type exploreJSON struct {
+	Design          string          `json:"design"`
+	Bounds          boundsJSON      `json:"bounds"`
+	States          int             `json:"states"`
+	Transitions     int             `json:"transitions"`
+	Depth           int             `json:"depth"`
+	Seconds         float64         `json:"seconds"`
+	StatesPerSecond float64         `json:"states_per_second"`
+	Exhausted       bool            `json:"exhausted"`
+	Stopped         bool            `json:"stopped_when_found,omitempty"`
+	Expected        []string        `json:"expected"`
+	Violations      []violationJSON `json:"violations"`
+	Covered         []string        `json:"covered"`
+}
+
+type boundsJSON struct {
+	Procs    int  `json:"procs"`
+	Names    int  `json:"names"`
+	Programs int  `json:"programs"`
+	Kernels  int  `json:"kernels"`
+	Sources  int  `json:"sources"`
+	Foreign  bool `json:"foreign"`
+	Depth    int  `json:"depth"`
+}
+
+type violationJSON struct {
+	Invariant string   `json:"invariant"`
+	Guarantee string   `json:"guarantee"`
+	TraceLen  int      `json:"trace_len"`
+	Trace     []string `json:"trace"`
+}
+
+// cmdExplore explores one design of the lifecycle model exhaustively within
+// bounds, or (--all) every design, checking that the reference is clean and
+// that each historical variant's known bug is found. Exit 1 means a
+// violation was found (--design), or that the expectations of --all did not
+// hold.
 func cmdExplore(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun explore: not implemented yet")
-	return exitProblem
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	def := model.DefaultBounds()
+	name := fs.String("design", "reference", "design to explore (see --list-designs)")
+	depth := fs.Int("depth", def.Depth, "longest op sequence explored")
+	procs := fs.Int("procs", def.Procs, "processes (1-2)")
+	names := fs.Int("names", def.Names, "tensor names (1-3)")
+	programs := fs.Int("programs", def.Programs, "programs (1-2)")
+	maxStates := fs.Int("max-states", 0, "stop after this many states (0: no limit)")
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	list := fs.Bool("list-designs", false, "list the designs and exit")
+	all := fs.Bool("all", false, "explore every design and print a table")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if *list {
+		return listDesigns(e, *asJSON)
+	}
+	b := def
+	b.Depth, b.Procs, b.Names, b.Programs = *depth, *procs, *names, *programs
+	if err := b.Validate(); err != nil {
+		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+		return exitUsage
+	}
+	opts := explore.Options{Bounds: b, MaxStates: *maxStates}
+	if !*quiet {
+		opts.Progress = e.stderr
+	}
+	if *all {
+		return exploreAll(e, opts, *asJSON)
+	}
+	d, err := model.DesignByName(*name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "simrun explore: %v (see --list-designs)\n", err)
+		return exitUsage
+	}
+	r, err := explore.Run(d, opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, toJSON(d, r)); err != nil {
+			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+			return exitProblem
+		}
+	} else {
+		writeResult(e.stdout, d, r)
+	}
+	if len(r.Violations) > 0 {
+		return exitProblem
+	}
+	return exitOK
+}
+
+func listDesigns(e *env, asJSON bool) int {
+	type row struct {
+		Name    string   `json:"name"`
+		Expect  []string `json:"expect"`
+		Source  string   `json:"source"`
+		Summary string   `json:"summary"`
+	}
+	var rows []row
+	for _, d := range model.Designs() {
+		rows = append(rows, row{d.Name, ids(d.Expect), d.Source, d.Summary})
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, rows); err != nil {
+			return exitProblem
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DESIGN\tBREAKS\tSOURCE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, orDash(strings.Join(r.Expect, ",")), r.Source)
+	}
+	if err := tw.Flush(); err != nil {
+		return exitProblem
+	}
+	return exitOK
+}
+
+// exploreAll runs the reference fully and each variant until its known bugs
+// are found (or the bounds are exhausted).
+func exploreAll(e *env, opts explore.Options, asJSON bool) int {
+	ok := true
+	var rows []exploreJSON
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	if !asJSON {
+		fmt.Fprintln(tw, "DESIGN\tEXPECTED\tFOUND (trace length)\tSTATES\tSECONDS\tRESULT")
+	}
+	for _, d := range model.Designs() {
+		o := opts
+		o.StopWhenFound = d.Expect
+		r, err := explore.Run(d, o)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+			return exitUsage
+		}
+		verdict := "ok"
+		if d.Name == "reference" && len(r.Violations) > 0 {
+			verdict, ok = "VIOLATED", false
+		}
+		for _, inv := range d.Expect {
+			if _, found := r.Violated(inv); !found {
+				verdict, ok = "NOT FOUND: "+string(inv), false
+			}
+		}
+		rows = append(rows, toJSON(d, r))
+		if !asJSON {
+			var found []string
+			for _, v := range r.Violations {
+				found = append(found, fmt.Sprintf("%s (%d)", v.Invariant, len(v.Trace)))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", d.Name, orDash(strings.Join(ids(d.Expect), ",")),
+				orDash(strings.Join(found, ", ")), r.States, r.Seconds, verdict)
+		}
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, struct {
+			OK      bool          `json:"ok"`
+			Designs []exploreJSON `json:"designs"`
+		}{ok, rows}); err != nil {
+			return exitProblem
+		}
+	} else if err := tw.Flush(); err != nil {
+		return exitProblem
+	}
+	if !ok {
+		return exitProblem
+	}
+	return exitOK
+}
+
+func writeResult(w io.Writer, d model.Design, r explore.Result) {
+	b := r.Bounds
+	fmt.Fprintf(w, "design %s: depth %d, %d states, %d transitions, %.2fs (%.0f states/s)",
+		d.Name, r.Depth, r.States, r.Transitions, r.Seconds, r.StatesPerSecond())
+	if r.Exhausted {
+		fmt.Fprint(w, ", state space exhausted")
+	}
+	if r.Truncated {
+		fmt.Fprint(w, ", stopped at --max-states")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "bounds: procs=%d names=%d programs=%d kernels=%d sources=%d foreign=%v\n",
+		b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign)
+	fmt.Fprintf(w, "covered %d/%d reachability goals\n", len(r.Covered), len(model.Covers()))
+	if len(r.Violations) == 0 {
+		fmt.Fprintln(w, "violations: none")
+		return
+	}
+	for _, v := range r.Violations {
+		inv, _ := spec.InvariantByID(v.Invariant)
+		fmt.Fprintf(w, "violation %s (%s), %d ops:\n", v.Invariant, inv.Guarantee, len(v.Trace))
+		for _, op := range v.Trace {
+			fmt.Fprintf(w, "  %s\n", op)
+		}
+	}
+}
+
+func toJSON(d model.Design, r explore.Result) exploreJSON {
+	b := r.Bounds
+	out := exploreJSON{
+		Design:          d.Name,
+		Bounds:          boundsJSON{b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign, b.Depth},
+		States:          r.States,
+		Transitions:     r.Transitions,
+		Depth:           r.Depth,
+		Seconds:         r.Seconds,
+		StatesPerSecond: r.StatesPerSecond(),
+		Exhausted:       r.Exhausted,
+		Stopped:         r.Stopped,
+		Expected:        ids(d.Expect),
+		Violations:      []violationJSON{},
+		Covered:         r.Covered,
+	}
+	for _, v := range r.Violations {
+		inv, _ := spec.InvariantByID(v.Invariant)
+		vj := violationJSON{Invariant: string(v.Invariant), Guarantee: string(inv.Guarantee), TraceLen: len(v.Trace)}
+		for _, op := range v.Trace {
+			vj.Trace = append(vj.Trace, op.String())
+		}
+		out.Violations = append(out.Violations, vj)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func ids(in []spec.InvariantID) []string {
+	out := []string{}
+	for _, id := range in {
+		out = append(out, string(id))
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

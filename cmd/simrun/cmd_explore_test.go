@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+func runExplore(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errb}, append([]string{"explore"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestExploreJSONViolation(t *testing.T) {
+	code, out, errs := runExplore(t, "--design", "truncate-in-place", "--depth", "8", "--json")
+	require.Equal(t, exitProblem, code, "a violation is a problem found")
+	assert.Contains(t, errs, "done:", "progress goes to stderr")
+	var got struct {
+		Design      string  `json:"design"`
+		States      int     `json:"states"`
+		Transitions int     `json:"transitions"`
+		Depth       int     `json:"depth"`
+		Seconds     float64 `json:"seconds"`
+		Violations  []struct {
+			Invariant string   `json:"invariant"`
+			TraceLen  int      `json:"trace_len"`
+			Trace     []string `json:"trace"`
+		} `json:"violations"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, "truncate-in-place", got.Design)
+	assert.Equal(t, 8, got.Depth)
+	assert.Positive(t, got.States)
+	assert.Greater(t, got.Transitions, got.States)
+	require.NotEmpty(t, got.Violations)
+	v := got.Violations[0]
+	assert.Equal(t, string(spec.InvNoSIGBUS), v.Invariant)
+	assert.Equal(t, v.TraceLen, len(v.Trace))
+	for _, line := range v.Trace {
+		_, err := spec.ParseOp(line)
+		assert.NoError(t, err, "trace lines parse back: %s", line)
+	}
+}
+
+func TestExploreTextClean(t *testing.T) {
+	code, out, errs := runExplore(t, "--depth", "6", "--quiet")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "design reference: depth 6")
+	assert.Contains(t, out, "violations: none")
+	assert.Empty(t, errs, "--quiet")
+}
+
+func TestExploreAll(t *testing.T) {
+	// Too shallow for several variants: --all must say so and fail.
+	code, out, _ := runExplore(t, "--all", "--depth", "6", "--quiet")
+	assert.Equal(t, exitProblem, code)
+	assert.Contains(t, out, "NOT FOUND")
+	assert.Contains(t, out, "borrowed-options")
+}
+
+func TestExploreListDesigns(t *testing.T) {
+	code, out, _ := runExplore(t, "--list-designs", "--json")
+	require.Equal(t, exitOK, code)
+	var rows []struct {
+		Name   string   `json:"name"`
+		Expect []string `json:"expect"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 8)
+	assert.Equal(t, "reference", rows[0].Name)
+	assert.Empty(t, rows[0].Expect)
+	code, out, _ = runExplore(t, "--list-designs")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "no-commit-point")
+}
+
+func TestExploreUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--design", "nope"},
+		{"--depth", "-1"},
+		{"--procs", "5"},
+		{"--bogus"},
+		{"extra"},
+	} {
+		code, _, errs := runExplore(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.NotEmpty(t, errs)
+	}
+}
