@@ -127,3 +127,62 @@ func (e *VersionError) Unwrap() error { return ErrUnsupportedVersion }
 func ferr(off int64, field string, val uint64, err error) error {
 	return &FormatError{Off: off, Field: field, Val: val, Err: err}
 }
+
+// problemNames maps every sentinel to its Go name, most specific first, for
+// ProblemName.
+var problemNames = []struct {
+	err  error
+	name string
+}{
+	{ErrTooSmall, "ErrTooSmall"},
+	{ErrBadMagic, "ErrBadMagic"},
+	{ErrUnsupportedVersion, "ErrUnsupportedVersion"},
+	{ErrBadPageSize, "ErrBadPageSize"},
+	{ErrBadSlot, "ErrBadSlot"},
+	{ErrIndexOutOfBounds, "ErrIndexOutOfBounds"},
+	{ErrEmptyIndex, "ErrEmptyIndex"},
+	{ErrCountMismatch, "ErrCountMismatch"},
+	{ErrTrailingBytes, "ErrTrailingBytes"},
+	{ErrChecksum, "ErrChecksum"},
+	{ErrEntryOutOfBounds, "ErrEntryOutOfBounds"},
+	{ErrMisaligned, "ErrMisaligned"},
+	{ErrOverlap, "ErrOverlap"},
+	{ErrDuplicateName, "ErrDuplicateName"},
+	{ErrBadName, "ErrBadName"},
+	{ErrNoCommit, "ErrNoCommit"},
+	{ErrCorrupt, "ErrCorrupt"},
+}
+
+// ProblemName names the sentinel err matches, for reports (simrun inspect
+// lists problems by these names): the specific check if there is one, else
+// "ErrCorrupt", else "" for an error that is not a format error. For the
+// ErrNoCommit error of ParseV3 it names the first slot's problem after
+// ErrNoCommit itself, so callers wanting both use ProblemNames.
+func ProblemName(err error) string {
+	if names := ProblemNames(err); len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// ProblemNames lists every sentinel err matches except the ErrCorrupt
+// umbrella (which it lists only when nothing more specific matches), with
+// ErrNoCommit first when present.
+func ProblemNames(err error) []string {
+	var names []string
+	if errors.Is(err, ErrNoCommit) {
+		names = append(names, "ErrNoCommit")
+	}
+	for _, p := range problemNames {
+		if p.err == ErrNoCommit || p.err == ErrCorrupt {
+			continue
+		}
+		if errors.Is(err, p.err) {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 && errors.Is(err, ErrCorrupt) {
+		names = append(names, "ErrCorrupt")
+	}
+	return names
+}

@@ -195,3 +195,16 @@ func TestV3VersionErrorReachable(t *testing.T) {
 	assert.Equal(t, spec.VersionError{Got: 4, Want: 3}, *ve)
 	assert.ErrorIs(t, err, spec.ErrNoCommit)
 }
+
+func TestProblemNames(t *testing.T) {
+	assert.Equal(t, "ErrChecksum", spec.ProblemName(&spec.FormatError{Err: spec.ErrChecksum}))
+	assert.Equal(t, "ErrUnsupportedVersion", spec.ProblemName(&spec.VersionError{Got: 1, Want: 2}))
+	assert.Equal(t, "ErrCorrupt", spec.ProblemName(spec.ErrCorrupt))
+	assert.Equal(t, "", spec.ProblemName(errIO))
+	_, err := parseV3(spec.EncodeV3Header(4096))
+	assert.Equal(t, []string{"ErrNoCommit"}, spec.ProblemNames(err))
+	f := spec.EncodeV3Header(4096)
+	f[600] ^= 1
+	_, err = parseV3(f)
+	assert.Equal(t, []string{"ErrNoCommit", "ErrChecksum"}, spec.ProblemNames(err))
+}

@@ -1,9 +1,349 @@
 package main
 
-import "fmt"
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
 
-// cmdInspect is not written yet; it says so instead of pretending to work.
+	"github.com/xpwc/xpwc/spec"
+)
+
+// inspectReport is what `simrun inspect` finds in one file; --json prints it
+// as is. Fingerprints, sources and CRCs are hex strings so JSON readers that
+// use float64 do not round them; seeds, offsets and sizes are numbers.
+type inspectReport struct {
+	Path         string         `json:"path"`
+	Valid        bool           `json:"valid"`
+	Format       string         `json:"format"`
+	Version      uint32         `json:"version"`
+	Size         int64          `json:"size"`
+	PageSize     int            `json:"page_size,omitempty"`
+	Generation   uint64         `json:"generation,omitempty"`
+	Error        string         `json:"error"`
+	Problems     []problem      `json:"problems"`
+	Slots        []slotReport   `json:"slots,omitempty"`
+	Entries      []entryReport  `json:"entries"`
+	LiveBytes    uint64         `json:"live_bytes"`
+	GarbageBytes uint64         `json:"garbage_bytes"`
+	Footer       *spec.V2Footer `json:"v2_footer,omitempty"`
+	Index        *indexLocation `json:"index,omitempty"`
+}
+
+// problem is one failed check, by the name of its sentinel in package spec.
+type problem struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Entry   string `json:"entry,omitempty"`
+}
+
+type slotReport struct {
+	Slot       int    `json:"slot"`
+	Generation uint64 `json:"generation"`
+	Used       bool   `json:"used"`
+	Error      string `json:"error"`
+}
+
+type indexLocation struct {
+	Offset uint64 `json:"offset"`
+	Length uint64 `json:"length"`
+	CRC    string `json:"crc,omitempty"`
+}
+
+type entryReport struct {
+	Name        string `json:"name"`
+	Weight      string `json:"weight"`
+	Bias        string `json:"bias"`
+	Offset      uint64 `json:"offset"`
+	Size        uint64 `json:"size"`
+	Seed        uint32 `json:"seed"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Source      string `json:"source,omitempty"`
+	CRC         string `json:"crc,omitempty"`
+	// Checksum is "ok" or "mismatch" for v3 data, "none" for v2, which has
+	// no data checksums (what v2 gives up against G1).
+	Checksum string `json:"checksum"`
+}
+
+// cmdInspect checks a cache file copied off a device: which format, whether
+// it loads, every entry, and every problem by name. Exit 0 valid, 1 invalid
+// or unreadable, 2 usage.
 func cmdInspect(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun inspect: not implemented yet")
-	return exitProblem
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun inspect FILE [--json]")
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after FILE: parse, take one positional, and
+	// parse what follows it again.
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	path := rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+
+	rep, err := inspectPath(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
+		return exitProblem
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
+			return exitProblem
+		}
+	} else if err := printInspect(e.stdout, rep); err != nil {
+		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
+		return exitProblem
+	}
+	if !rep.Valid {
+		fmt.Fprintf(e.stderr, "simrun inspect: %s: %s\n", path, rep.Error)
+		return exitProblem
+	}
+	return exitOK
+}
+
+// inspectPath opens path and inspects it. The error is for a file that
+// cannot be read at all; a corrupt file gives a report with Valid false.
+func inspectPath(path string) (*inspectReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return inspect(f, st.Size(), path)
+}
+
+func inspect(r io.ReaderAt, size int64, path string) (*inspectReport, error) {
+	rep := &inspectReport{Path: path, Size: size, Problems: []problem{}, Entries: []entryReport{}}
+	format, err := spec.DetectFormat(r, size)
+	rep.Format = format.String()
+	if err != nil {
+		if !errors.Is(err, spec.ErrCorrupt) {
+			return nil, err
+		}
+		rep.fail(err)
+		return rep, nil
+	}
+	switch format {
+	case spec.FormatV2:
+		return rep, inspectV2(rep, r, size)
+	default:
+		return rep, inspectV3(rep, r, size)
+	}
+}
+
+// fail records the parse error as the report's error and its problems.
+func (rep *inspectReport) fail(err error) {
+	rep.Valid = false
+	rep.Error = err.Error()
+	for _, n := range spec.ProblemNames(err) {
+		rep.Problems = append(rep.Problems, problem{Name: n, Message: err.Error()})
+	}
+}
+
+func inspectV2(rep *inspectReport, r io.ReaderAt, size int64) error {
+	var fb [spec.V2FooterSize]byte
+	if _, err := r.ReadAt(fb[:], size-spec.V2FooterSize); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	foot := spec.DecodeV2Footer(fb)
+	rep.Footer = &foot
+	rep.Version = foot.Version
+	v, err := spec.ParseV2(r, size)
+	if err != nil {
+		if !errors.Is(err, spec.ErrCorrupt) {
+			return err
+		}
+		rep.fail(err)
+		return nil
+	}
+	rep.Valid = true
+	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
+	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
+	for _, en := range v.Entries {
+		rep.Entries = append(rep.Entries, entryReport{
+			Name: en.Key.Weight, Weight: en.Key.Weight,
+			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
+			Checksum: "none",
+		})
+	}
+	return nil
+}
+
+func inspectV3(rep *inspectReport, r io.ReaderAt, size int64) error {
+	rep.Version = spec.V3Version
+	commits, slotErrs, err := spec.ReadCommitSlots(r, size)
+	if err != nil && !errors.Is(err, spec.ErrCorrupt) {
+		return err
+	}
+	v, perr := spec.ParseV3(r, size)
+	if perr != nil && !errors.Is(perr, spec.ErrCorrupt) {
+		return perr
+	}
+	if err == nil {
+		for pos := range 2 {
+			s := slotReport{Slot: pos, Generation: commits[pos].Generation}
+			if v != nil {
+				slotErrs[pos] = v.SlotErrors[pos]
+				s.Used = v.Slot == pos
+			}
+			if slotErrs[pos] != nil {
+				s.Error = slotErrs[pos].Error()
+				var ve *spec.VersionError
+				if errors.As(slotErrs[pos], &ve) {
+					rep.Version = ve.Got
+				}
+			}
+			if commits[pos].PageSize != 0 && rep.PageSize == 0 {
+				rep.PageSize = int(commits[pos].PageSize)
+			}
+			rep.Slots = append(rep.Slots, s)
+		}
+	}
+	if perr != nil {
+		rep.fail(perr)
+		return nil
+	}
+	rep.Valid = true
+	rep.PageSize = v.PageSize
+	rep.Generation = v.Commit.Generation
+	rep.Index = &indexLocation{Offset: v.Commit.IndexOff, Length: v.Commit.IndexLen, CRC: fmt.Sprintf("0x%08x", v.Commit.IndexCRC)}
+	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
+	// A slot passed over for a newer one is a problem worth naming only
+	// when it failed a check, not when it is merely older.
+	for pos, se := range v.SlotErrors {
+		if se != nil && !errors.Is(se, spec.ErrNoCommit) {
+			for _, n := range spec.ProblemNames(se) {
+				rep.Problems = append(rep.Problems, problem{Name: n, Message: fmt.Sprintf("slot %d: %v", pos, se)})
+			}
+		}
+	}
+	for _, en := range v.Entries {
+		er := entryReport{
+			Name: en.Key.Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
+			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
+			Fingerprint: fmt.Sprintf("0x%016x", en.Key.Fingerprint),
+			Source:      fmt.Sprintf("0x%016x", en.Key.Source),
+			CRC:         fmt.Sprintf("0x%08x", en.CRC),
+			Checksum:    "ok",
+		}
+		if err := spec.VerifyEntryData(r, en); err != nil {
+			if !errors.Is(err, spec.ErrCorrupt) {
+				return err
+			}
+			// Bad data makes the file invalid: the cache would reject the
+			// entry under any verifying policy (G1).
+			er.Checksum = "mismatch"
+			rep.Valid = false
+			if rep.Error == "" {
+				rep.Error = fmt.Sprintf("entry %s: %v", displayName(en.Key), err)
+			}
+			rep.Problems = append(rep.Problems, problem{Name: spec.ProblemName(err), Message: err.Error(), Entry: displayName(en.Key)})
+		}
+		rep.Entries = append(rep.Entries, er)
+	}
+	return nil
+}
+
+// displayName shows a key's name without the NUL separator.
+func displayName(k spec.Key) string {
+	if k.Bias == "" {
+		return k.Weight
+	}
+	return k.Weight + " + " + k.Bias
+}
+
+func printInspect(w io.Writer, rep *inspectReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "file:     %s (%d bytes)\n", rep.Path, rep.Size)
+	fmt.Fprintf(&b, "format:   %s", rep.Format)
+	if rep.Version != 0 {
+		fmt.Fprintf(&b, " (version %d)", rep.Version)
+	}
+	b.WriteString("\n")
+	if rep.PageSize != 0 {
+		fmt.Fprintf(&b, "page:     %d bytes\n", rep.PageSize)
+	}
+	for _, s := range rep.Slots {
+		state := "ok"
+		if s.Error != "" {
+			state = s.Error
+		}
+		used := ""
+		if s.Used {
+			used = " (loaded)"
+		}
+		fmt.Fprintf(&b, "slot %d:   generation %d%s: %s\n", s.Slot, s.Generation, used, state)
+	}
+	if rep.Index != nil {
+		fmt.Fprintf(&b, "index:    offset %d, %d bytes", rep.Index.Offset, rep.Index.Length)
+		if rep.Index.CRC != "" {
+			fmt.Fprintf(&b, ", crc %s", rep.Index.CRC)
+		}
+		b.WriteString("\n")
+	}
+	if rep.Footer != nil && !rep.Valid {
+		f := rep.Footer
+		fmt.Fprintf(&b, "footer:   index_start %d, entry_count %d, magic 0x%08x, version %d\n", f.IndexStart, f.Count, f.Magic, f.Version)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(rep.Entries) > 0 {
+		fmt.Fprintf(w, "entries:  %d\n", len(rep.Entries))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  WEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
+		for _, en := range rep.Entries {
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
+				en.Weight, dash(en.Bias), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "live:     %d bytes\ngarbage:  %d bytes\n", rep.LiveBytes, rep.GarbageBytes)
+	}
+	for _, p := range rep.Problems {
+		if p.Entry != "" {
+			fmt.Fprintf(w, "problem:  %s (entry %s): %s\n", p.Name, p.Entry, p.Message)
+		} else {
+			fmt.Fprintf(w, "problem:  %s: %s\n", p.Name, p.Message)
+		}
+	}
+	verdict := "valid"
+	if !rep.Valid {
+		verdict = "INVALID"
+	}
+	_, err := fmt.Fprintf(w, "result:   %s\n", verdict)
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

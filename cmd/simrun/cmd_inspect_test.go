@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
+)
+
+func runInspect(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errOut}, append([]string{"inspect"}, args...))
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "weights.packed_cache")
+	require.NoError(t, os.WriteFile(p, b, 0o600))
+	return p
+}
+
+func decodeReport(t *testing.T, s string) inspectReport {
+	t.Helper()
+	var rep inspectReport
+	require.NoError(t, json.Unmarshal([]byte(s), &rep), s)
+	return rep
+}
+
+func TestInspectV3Valid(t *testing.T) {
+	b := spectest.NewV3(16384)
+	b.Save(spectest.Weights(3, 1000, 1))
+	b.Save(spectest.Weights(2, 500, 2)) // replaces two entries: garbage
+	path := writeFile(t, b.File)
+
+	code, out, errOut := runInspect(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "format:   v3 (version 3)")
+	assert.Contains(t, out, "page:     16384 bytes")
+	assert.Contains(t, out, "layers.1.attention.wq.weight")
+	assert.Contains(t, out, "result:   valid")
+
+	// The flag goes before or after the file.
+	for _, args := range [][]string{{path, "--json"}, {"--json", path}, {"-json", path}} {
+		code, out, _ := runInspect(t, args...)
+		require.Equal(t, exitOK, code, args)
+		rep := decodeReport(t, out)
+		assert.True(t, rep.Valid)
+		assert.Equal(t, "v3", rep.Format)
+		assert.Equal(t, uint32(3), rep.Version)
+		assert.Equal(t, 16384, rep.PageSize)
+		assert.Equal(t, uint64(2), rep.Generation)
+		assert.Empty(t, rep.Error)
+		assert.Empty(t, rep.Problems)
+		require.Len(t, rep.Entries, 3)
+		for i, en := range rep.Entries {
+			assert.Equal(t, b.Entries[i].Key.Name(), en.Name)
+			assert.Equal(t, b.Entries[i].Offset, en.Offset)
+			assert.Equal(t, b.Entries[i].Size, en.Size)
+			assert.Equal(t, b.Entries[i].Key.Seed, en.Seed)
+			assert.Equal(t, "ok", en.Checksum)
+		}
+		assert.Equal(t, uint64(1000+500+500), rep.LiveBytes)
+		assert.Equal(t, uint64(len(b.File))-16384-rep.Index.Length-rep.LiveBytes, rep.GarbageBytes)
+		assert.Greater(t, rep.GarbageBytes, uint64(2*16384), "replaced regions and the old index are garbage")
+	}
+}
+
+func TestInspectV2Valid(t *testing.T) {
+	file, entries := spectest.BuildV2(4096, spectest.Weights(2, 100, 1))
+	code, out, errOut := runInspect(t, "--json", writeFile(t, file))
+	require.Equal(t, exitOK, code, errOut)
+	rep := decodeReport(t, out)
+	assert.True(t, rep.Valid)
+	assert.Equal(t, "v2", rep.Format)
+	assert.Equal(t, uint32(2), rep.Version)
+	require.Len(t, rep.Entries, 2)
+	assert.Equal(t, entries[1].Key.Weight, rep.Entries[1].Name)
+	assert.Equal(t, "none", rep.Entries[1].Checksum)
+	assert.Equal(t, uint64(200), rep.LiveBytes)
+}
+
+func TestInspectInvalid(t *testing.T) {
+	v3, entries := spectest.BuildV3(4096, spectest.Weights(2, 100, 1))
+	rotted := append([]byte(nil), v3...)
+	rotted[entries[1].Offset+5] ^= 1
+	v1 := append(make([]byte, 4096), 1, 0, 0, 0, 'w', 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0)
+	v1 = append(v1, 0, 16, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x43, 0x57, 0x50, 0x58, 1, 0, 0, 0)
+	cases := []struct {
+		name, format string
+		file         []byte
+		problems     []string
+		version      uint32
+	}{
+		{"0xCC", "unknown", bytes.Repeat([]byte{0xCC}, 1024), []string{"ErrBadMagic"}, 0},
+		{"empty", "unknown", nil, []string{"ErrTooSmall"}, 0},
+		{"v1", "v2", v1, []string{"ErrUnsupportedVersion"}, 1},
+		{"never committed", "v3", spec.EncodeV3Header(4096), []string{"ErrNoCommit"}, 3},
+		{"data rot", "v3", rotted, []string{"ErrChecksum"}, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, tc.file)
+			code, out, errOut := runInspect(t, path, "--json")
+			require.Equal(t, exitProblem, code)
+			rep := decodeReport(t, out)
+			assert.False(t, rep.Valid)
+			assert.Equal(t, tc.format, rep.Format)
+			assert.Equal(t, tc.version, rep.Version)
+			assert.NotEmpty(t, rep.Error)
+			assert.Contains(t, errOut, rep.Error)
+			var names []string
+			for _, p := range rep.Problems {
+				names = append(names, p.Name)
+			}
+			assert.Equal(t, tc.problems, names)
+
+			code, out, _ = runInspect(t, path)
+			require.Equal(t, exitProblem, code)
+			assert.Contains(t, out, "result:   INVALID")
+			assert.Contains(t, out, "problem:  "+tc.problems[0])
+		})
+	}
+}
+
+func TestInspectUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"a", "b"}, {"--nope", "a"}, {"a", "--nope"}} {
+		code, _, errOut := runInspect(t, args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Contains(t, errOut, "usage: simrun inspect", args)
+	}
+	code, _, errOut := runInspect(t, filepath.Join(t.TempDir(), "missing"))
+	assert.Equal(t, exitProblem, code)
+	assert.Contains(t, errOut, "no such file")
+}
