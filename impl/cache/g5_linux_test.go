@@ -1,0 +1,96 @@
+//go:build linux
+
+package cache_test
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// privateDirty sums Private_Dirty (bytes) over the mappings of this process
+// of file (or its temporary files), or over all mappings when file is "".
+func privateDirty(t *testing.T, file string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	require.NoError(t, err)
+	defer f.Close()
+	var total int64
+	match := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			path := ""
+			if len(fields) >= 6 {
+				path = fields[5]
+			}
+			// A cold cache packs into "<file>.tmp-*" until its commit
+			// renames it.
+			match = file == "" || path == file || strings.HasPrefix(path, file+".tmp-")
+			continue
+		}
+		if match && len(fields) == 3 && fields[0] == "Private_Dirty:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			require.NoError(t, err)
+			total += kb << 10
+		}
+	}
+	require.NoError(t, sc.Err())
+	return total
+}
+
+// G5: after Finalize the packed weights of a file-backed cache are clean
+// file pages (Private_Dirty of the cache file's mappings about zero; it was
+// the full packed size before Finalize), while a heap cache holds them as
+// dirty anonymous memory.
+func TestG5CleanPagesAfterFinalize(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	ks := make([]spec.Key, 64)
+	const size = 256 << 10 // 16 MiB in all
+	for i := range ks {
+		ks[i] = key("g5_"+itoa(i), 1)
+	}
+	packAll := func(c *cache.Cache) {
+		for _, k := range ks {
+			buf, err := c.ReserveSpace(size)
+			require.NoError(t, err)
+			fillPacked(k, buf)
+			_, err = c.LookUpOrInsert(k, buf)
+			require.NoError(t, err)
+		}
+	}
+	total := int64(len(ks) * size)
+
+	path := tempPath(t)
+	c := open(t, cache.Options{Path: path})
+	require.NoError(t, c.InitializeForProgram("P"))
+	packAll(c)
+	before := privateDirty(t, path)
+	require.NoError(t, c.Finalize())
+	after := privateDirty(t, path)
+	t.Logf("file mode: Private_Dirty of %s mappings %d KiB before Finalize, %d KiB after (packed %d KiB)",
+		path, before>>10, after>>10, total>>10)
+	require.Greater(t, before, total*9/10, "packing dirtied the file pages")
+	require.Less(t, after, total/100, "Finalize left them clean")
+
+	runtime.GC()
+	base := privateDirty(t, "")
+	h := open(t, cache.Options{})
+	require.NoError(t, h.InitializeForProgram("P"))
+	packAll(h)
+	require.NoError(t, h.Finalize())
+	grown := privateDirty(t, "") - base
+	t.Logf("heap mode: process Private_Dirty grew %d KiB", grown>>10)
+	require.Greater(t, grown, total*9/10, "heap packing stays dirty anonymous memory")
+}
