@@ -104,7 +104,10 @@ type Report struct {
 	Format      spec.Format
 	Ops         int // mutating calls of Run
 	CrashPoints int
-	States      int // crashed states recovered and checked
+	// Exhaustive counts the crash points whose power-loss outcomes were
+	// all enumerated (2^units <= Config.Outcomes); the others were sampled.
+	Exhaustive int
+	States     int // crashed states recovered and checked
 	Violations  []Violation
 }
 
@@ -118,8 +121,8 @@ func (r Report) ByGuarantee() map[string]int {
 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("%s %s: %d ops, %d crash points, %d crash states checked, violations %v",
-		r.Workload, r.Format, r.Ops, r.CrashPoints, r.States, r.ByGuarantee())
+	return fmt.Sprintf("%s %s: %d ops, %d crash points (%d with every loss subset), %d crash states checked, violations %v",
+		r.Workload, r.Format, r.Ops, r.CrashPoints, r.Exhaustive, r.States, r.ByGuarantee())
 }
 
 // Enumerate runs w at every crash point and checks every crashed state.
@@ -173,6 +176,9 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 				v.Point, v.LastOp, v.Crash = n, last, crash
 				rep.Violations = append(rep.Violations, v)
 			}
+		}
+		if u := fsys.LossUnits(); u < 62 && 1<<u <= cfg.Outcomes {
+			rep.Exhaustive++
 		}
 		check(fsys.ProcessCrash(), "process")
 		i := 0
