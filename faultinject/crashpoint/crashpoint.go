@@ -108,7 +108,7 @@ type Report struct {
 	// all enumerated (2^units <= Config.Outcomes); the others were sampled.
 	Exhaustive int
 	States     int // crashed states recovered and checked
-	Violations  []Violation
+	Violations []Violation
 }
 
 // ByGuarantee counts violations per guarantee.
