@@ -1,0 +1,73 @@
+package lincheck_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/cache/lincheck"
+)
+
+// long reports whether the heavier variants run (XPWC_LONG=1).
+func long() bool { return os.Getenv("XPWC_LONG") == "1" }
+
+func checkOpts(t *testing.T) lincheck.CheckOptions {
+	return lincheck.CheckOptions{
+		Timeout:     20 * time.Second,
+		ArtifactDir: t.TempDir(),
+		Name:        strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()),
+	}
+}
+
+// runAndCheck runs w on target and checks the history, partitioned and (for
+// histories small enough) whole.
+func runAndCheck(t *testing.T, target lincheck.Target, w lincheck.Workload, cfg lincheck.ModelConfig) []porcupine.Operation {
+	t.Helper()
+	rec := lincheck.NewRecorder()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	errs := lincheck.Run(ctx, target, w, rec, lincheck.NewHandleTable())
+	run := time.Since(start)
+	require.Empty(t, errs)
+	h := rec.History()
+	rep, err := lincheck.Check(lincheck.NewModel(cfg), h, checkOpts(t))
+	require.NoError(t, err)
+	require.Equal(t, porcupine.Ok, rep.Result)
+	t.Logf("clients=%d ops=%d partitions=%d run=%v check=%v", w.Clients, rep.Ops, rep.Partitions, run, rep.Duration)
+	return h
+}
+
+func newCache(t *testing.T, opts cache.Options) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Check())
+		require.NoError(t, c.Close())
+	})
+	return c
+}
+
+func workload(seed uint64) lincheck.Workload {
+	w := lincheck.Workload{Clients: 8, Ops: 120, Names: 4, Variants: 2, Programs: 3, Seed: seed}
+	if long() {
+		w.Ops = 600
+	}
+	return w
+}
+
+// TestLinearizableFileBacked: eight goroutines on one file-backed cache (G6).
+func TestLinearizableFileBacked(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		c := newCache(t, cache.Options{Path: filepath.Join(t.TempDir(), "cache.xpwc")})
+		runAndCheck(t, c, workload(seed), lincheck.ModelConfig{})
+	}
+}

@@ -1,0 +1,242 @@
+package lincheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Workload is a seeded concurrent workload. Each client runs Ops steps,
+// drawn from its own generator: look up a key and on a miss reserve, pack
+// and insert it (XNNPACK's operator creation), reserve space it never uses,
+// re-check the bytes of a handle it holds, save, delete a program,
+// initialize a program, finalize. Variants of a name differ in their seed
+// (a kernel upgrade, G1), so clients keep replacing each other's entries.
+type Workload struct {
+	Clients  int // 1 … MaxClients
+	Ops      int // per client
+	Names    int // 1 … MaxNames
+	Variants int // 1 … 255
+	Programs int // 1 … MaxPrograms
+	Seed     uint64
+}
+
+// ErrWorkload is matched by the error of an invalid Workload.
+var ErrWorkload = errors.New("lincheck: invalid workload")
+
+func (w Workload) validate() error {
+	switch {
+	case w.Clients < 1 || w.Clients > MaxClients:
+		return fmt.Errorf("%w: %d clients", ErrWorkload, w.Clients)
+	case w.Names < 1 || w.Names > MaxNames:
+		return fmt.Errorf("%w: %d names", ErrWorkload, w.Names)
+	case w.Variants < 1 || w.Variants > 255:
+		return fmt.Errorf("%w: %d variants", ErrWorkload, w.Variants)
+	case w.Programs < 1 || w.Programs > MaxPrograms:
+		return fmt.Errorf("%w: %d programs", ErrWorkload, w.Programs)
+	case w.Ops < 0:
+		return fmt.Errorf("%w: %d ops", ErrWorkload, w.Ops)
+	}
+	return nil
+}
+
+// Key is the key of name n in variant v.
+func Key(n int, v uint8) spec.Key {
+	return spec.Key{
+		Weight: "w" + strconv.Itoa(n), Bias: "b" + strconv.Itoa(n),
+		Seed: 100 + uint32(v), Fingerprint: 0xfeed, Source: 1000 + uint64(n),
+	}
+}
+
+// Size is the packed size of name n: not page multiples, and some larger
+// than a page, so regions span pages and have padding.
+func Size(n int) int { return 1000 + 1500*n }
+
+// Pack writes the packing of name n in variant v: deterministic, so equal
+// keys have equal bytes and different variants different ones.
+func Pack(dst []byte, n int, v uint8) {
+	x := uint32(n)*2654435761 ^ uint32(v)*40503 ^ 0x9e3779b9
+	for i := range dst {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		dst[i] = byte(x)
+	}
+}
+
+func programName(q uint8) string { return "p" + strconv.Itoa(int(q)) }
+
+// Run drives t with w from w.Clients goroutines, recording every call in
+// rec. It returns the problems found outside the model: a handle whose
+// bytes are not its key's packing (G1; a released handle may instead be
+// ErrStaleHandle, never another entry's bytes), clients still running when
+// ctx ends (their operations stay pending in the history).
+//
+// Client 0 first initializes program p0, so the committed index is loaded
+// before anything else (ModelConfig.Warm). The workload then keeps the
+// cache's one contract on callers: Finalize ends packing, so no packer may
+// still be writing into reserved space when it runs (it maps that space
+// read-only). A reader-writer gate stands for the runtime's serialization:
+// packers hold it shared from ReserveSpace until their stores are done,
+// Finalize holds it exclusively. Inserts may still run after a Finalize
+// that dropped their reservation; the model says what they must return.
+func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *HandleTable) []error {
+	if err := w.validate(); err != nil {
+		return []error{err}
+	}
+	r := &runner{t: t, w: w, rec: rec, handles: handles}
+	p := rec.Call(0, Input{Kind: KindInit, Program: 0})
+	p.Return(Output{Err: Classify(t.InitializeForProgram(programName(0)))})
+
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range w.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.client(ctx, c)
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		r.fail(fmt.Errorf("lincheck: clients still running when the run ended: %w", ctx.Err()))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.errs...)
+}
+
+type runner struct {
+	t       Target
+	w       Workload
+	rec     *Recorder
+	handles *HandleTable
+	gate    sync.RWMutex
+
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *runner) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.errs) < 20 {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// held is a handle a client got, with what its bytes must be.
+type held struct {
+	h    cache.Handle
+	name int
+	v    uint8
+}
+
+func (r *runner) client(ctx context.Context, c int) {
+	rng := rand.New(rand.NewPCG(r.w.Seed, uint64(c)))
+	var mine []held
+	for range r.w.Ops {
+		if ctx.Err() != nil {
+			return
+		}
+		n := rng.IntN(r.w.Names)
+		v := uint8(rng.IntN(r.w.Variants))
+		q := uint8(rng.IntN(r.w.Programs))
+		switch x := rng.IntN(100); {
+		case x < 55:
+			if h, ok := r.lookUpOrPack(c, n, v); ok {
+				mine = append(mine, held{h, n, v})
+			}
+		case x < 62:
+			r.reserveOnly(c, n)
+		case x < 70 && len(mine) > 0:
+			hd := mine[rng.IntN(len(mine))]
+			r.checkBytes(hd)
+		case x < 76:
+			p := r.rec.Call(c, Input{Kind: KindSave})
+			p.Return(Output{Err: Classify(r.t.Save())})
+		case x < 84:
+			p := r.rec.Call(c, Input{Kind: KindDelete, Program: q})
+			p.Return(Output{Err: Classify(r.t.DeleteProgram(programName(q)))})
+		case x < 92:
+			p := r.rec.Call(c, Input{Kind: KindInit, Program: q})
+			p.Return(Output{Err: Classify(r.t.InitializeForProgram(programName(q)))})
+		default:
+			r.gate.Lock()
+			p := r.rec.Call(c, Input{Kind: KindFinalize})
+			p.Return(Output{Err: Classify(r.t.Finalize())})
+			r.gate.Unlock()
+		}
+	}
+}
+
+// lookUpOrPack is XNNPACK's operator creation for one weight.
+func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
+	k := Key(n, v)
+	p := r.rec.Call(c, Input{Kind: KindLookUp, Name: n, Variant: v})
+	h, hit := r.t.LookUp(k)
+	p.Return(Output{Hit: hit, Handle: r.handles.Number(h)})
+	if hit {
+		r.checkBytes(held{h, n, v})
+		return h, true
+	}
+	r.gate.RLock()
+	p = r.rec.Call(c, Input{Kind: KindReserve, Name: n})
+	buf, err := r.t.ReserveSpace(Size(n))
+	p.Return(Output{Err: Classify(err)})
+	if err != nil {
+		r.gate.RUnlock()
+		return cache.Handle{}, false
+	}
+	Pack(buf, n, v)
+	r.gate.RUnlock()
+
+	p = r.rec.Call(c, Input{Kind: KindInsert, Name: n, Variant: v})
+	h, err = r.t.LookUpOrInsert(k, buf)
+	p.Return(Output{Handle: r.handles.Number(h), Err: Classify(err)})
+	if err != nil {
+		return cache.Handle{}, false
+	}
+	r.checkBytes(held{h, n, v})
+	return h, true
+}
+
+func (r *runner) reserveOnly(c, n int) {
+	r.gate.RLock()
+	defer r.gate.RUnlock()
+	p := r.rec.Call(c, Input{Kind: KindReserve, Name: n})
+	buf, err := r.t.ReserveSpace(Size(n))
+	p.Return(Output{Err: Classify(err)})
+	if err == nil {
+		// A packer that reserves and then fails: the space is written and
+		// never inserted.
+		Pack(buf, n, 255)
+	}
+}
+
+// checkBytes is G1 for handles: a handle's bytes are its key's packing, or
+// the handle is stale; never another entry's bytes.
+func (r *runner) checkBytes(hd held) {
+	b, err := r.t.Bytes(hd.h)
+	if errors.Is(err, cache.ErrStaleHandle) {
+		return
+	}
+	if err != nil {
+		r.fail(fmt.Errorf("Bytes(n%d.v%d): %w", hd.name, hd.v, err))
+		return
+	}
+	want := make([]byte, Size(hd.name))
+	Pack(want, hd.name, hd.v)
+	if !bytes.Equal(b, want) {
+		r.fail(fmt.Errorf("Bytes(n%d.v%d): %d bytes differ from the key's packing (G1)", hd.name, hd.v, len(b)))
+	}
+}
