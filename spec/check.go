@@ -1,18 +1,20 @@
 package spec
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
+	"math/bits"
 )
 
 // checkUniqueNames reports the index of the first entry whose name repeats
-// an earlier one, or -1. It uses an open-addressing table of uint32 entry
-// numbers (4 bytes per slot, load factor at most 1/2) instead of a
-// map[string]: at a million entries a Go map costs several times the index
-// size and most of the parse time. The hash is CRC32C (hardware, and
-// deterministic: a randomly seeded hash would make the parser's coverage
-// vary between runs of one input, which misleads the fuzzer).
+// an earlier one, or -1. It uses an open-addressing table of uint32 slots
+// (load factor at most 1/2) instead of a map[string]: at a million entries a
+// Go map costs several times the index size and most of the parse time.
+// While entry numbers fit in 24 bits, each slot also keeps 8 bits of the
+// hash, so a probe that meets another name almost never has to fetch that
+// entry to compare strings (the cache misses were the cost). The hash is
+// CRC32C: hardware, and deterministic (a randomly seeded hash would make the
+// parser's coverage vary between runs of one input, which misleads the
+// fuzzer).
 func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	n := len(entries)
 	if n < 2 {
@@ -22,74 +24,100 @@ func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	for size < 2*n {
 		size <<= 1
 	}
-	mask := uint64(size - 1)
-	table := make([]uint32, size) // 0 = empty, else entry number + 1
+	mask := uint32(size - 1)
+	table := make([]uint32, size) // 0 = empty
+	tagged := n < 1<<24
 	for i := range entries {
 		s := name(&entries[i])
-		h := uint64(crcString(s)) & mask
-		for {
-			j := table[h]
-			if j == 0 {
-				table[h] = uint32(i + 1)
+		h := crcString(s)
+		slot, want := uint32(i+1), uint32(0)
+		if tagged {
+			want = h >> 24 << 24
+			slot |= want
+		}
+		for p := h & mask; ; p = (p + 1) & mask {
+			v := table[p]
+			if v == 0 {
+				table[p] = slot
 				break
 			}
-			if name(&entries[j-1]) == s {
+			if tagged {
+				if v&0xFF000000 != want {
+					continue
+				}
+				v &= 0xFFFFFF
+			}
+			if name(&entries[v-1]) == s {
 				return i
 			}
-			h = (h + 1) & mask
 		}
 	}
 	return -1
 }
 
-// span is a data range tagged with the entry it belongs to.
-type span struct {
-	off, end uint64
-	i        int
-}
-
-// checkNoOverlap reports a pair of entries whose data ranges overlap, or
-// (-1, -1). Writers emit entries in offset order, so the common case is one
-// linear pass; only an unordered index (ExecuTorch writes hash-map order)
-// pays for a sort.
-func checkNoOverlap(entries []Entry) (int, int) {
-	sorted := true
-	for i := 1; i < len(entries); i++ {
-		if entries[i].Offset < entries[i-1].Offset {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		var prevEnd uint64
-		prev := -1
-		for i := range entries {
-			e := &entries[i]
-			if e.Size == 0 {
-				continue // an empty range overlaps nothing
-			}
-			if prev >= 0 && e.Offset < prevEnd {
-				return prev, i
-			}
-			if e.End() > prevEnd || prev < 0 {
-				prevEnd, prev = e.End(), i
-			}
-		}
-		return -1, -1
-	}
-	spans := make([]span, 0, len(entries))
+// checkNoOverlap reports two entries whose data ranges share a byte, or
+// (-1, -1). Every data offset is a multiple of unit (checked before), so two
+// ranges overlap exactly when one's start lies strictly inside the other or
+// both start at the same place. A bitmap of start units finds that in one
+// pass plus a scan of each range: no sort (ExecuTorch writes hash-map order)
+// and size/unit/8 bytes of memory, a small fraction of the file. A range is
+// scanned only up to the first start it contains, and ranges containing no
+// start are disjoint, so scanning costs at most the data area's bits.
+// Empty ranges overlap nothing and are skipped.
+func checkNoOverlap(entries []Entry, unit uint64) (int, int) {
+	var maxEnd uint64
 	for i := range entries {
-		if entries[i].Size > 0 {
-			spans = append(spans, span{entries[i].Offset, entries[i].End(), i})
-		}
+		maxEnd = max(maxEnd, entries[i].End())
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.off, b.off) })
-	for k := 1; k < len(spans); k++ {
-		if spans[k].off < spans[k-1].end {
-			return spans[k-1].i, spans[k].i
+	units := maxEnd/unit + 1
+	starts := make([]uint64, (units+63)/64)
+	for i := range entries {
+		e := &entries[i]
+		if e.Size == 0 {
+			continue
+		}
+		u := e.Offset / unit
+		if starts[u/64]&(1<<(u%64)) != 0 {
+			return firstAt(entries, e.Offset, i), i
+		}
+		starts[u/64] |= 1 << (u % 64)
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.Size == 0 {
+			continue
+		}
+		lo := e.Offset/unit + 1           // first unit after its own start
+		hi := (e.End() + unit - 1) / unit // one past its last unit
+		if u, ok := firstSet(starts, lo, hi); ok {
+			return i, firstAt(entries, u*unit, -1)
 		}
 	}
 	return -1, -1
+}
+
+// firstAt finds the non-empty entry starting at off, other than skip. Only
+// the error path calls it.
+func firstAt(entries []Entry, off uint64, skip int) int {
+	for i := range entries {
+		if i != skip && entries[i].Size > 0 && entries[i].Offset == off {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstSet returns the first set bit in [lo, hi) of bm.
+func firstSet(bm []uint64, lo, hi uint64) (uint64, bool) {
+	for lo < hi {
+		w := bm[lo/64] >> (lo % 64)
+		if w != 0 {
+			u := lo + uint64(bits.TrailingZeros64(w))
+			return u, u < hi
+		}
+		lo = (lo/64 + 1) * 64
+	}
+	return 0, false
 }
 
 // rangesOverlap reports whether [a, a+alen) and [b, b+blen) share a byte.

@@ -170,7 +170,7 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	if i := checkUniqueNames(entries, parsedV3Name); i >= 0 {
 		return nil, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
-	if a, b := checkNoOverlap(entries); a >= 0 {
+	if a, b := checkNoOverlap(entries, bd.page); a >= 0 {
 		return nil, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil
