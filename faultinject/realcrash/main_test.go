@@ -1,3 +1,5 @@
+//go:build linux
+
 package realcrash
 
 import (
@@ -11,6 +13,7 @@ import (
 const (
 	envSaveLoop = "XPWC_REALCRASH_SAVELOOP" // dir: launch and save forever
 	envMapRead  = "XPWC_REALCRASH_MAPREAD"  // dir: load, wait for a truncation, read
+	envTruncate = "XPWC_REALCRASH_TRUNCATE" // path: truncate it (a foreign process)
 )
 
 func TestMain(m *testing.M) {
@@ -19,6 +22,9 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv(envMapRead); dir != "" {
 		os.Exit(childMapRead(dir))
+	}
+	if path := os.Getenv(envTruncate); path != "" {
+		os.Exit(childTruncate(path))
 	}
 	os.Exit(m.Run())
 }

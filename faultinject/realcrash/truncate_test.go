@@ -1,3 +1,5 @@
+//go:build linux
+
 package realcrash
 
 import (
@@ -41,12 +43,26 @@ func readFaulting(b []byte) (sum byte, err error) {
 	return sum, nil
 }
 
-// truncateByOtherProcess shrinks path from a separate process, as a foreign
-// writer would.
+// truncateByOtherProcess shrinks path from a separate process (this test
+// binary in its truncating mode), as a foreign writer would.
 func truncateByOtherProcess(t *testing.T, path string, size int) {
 	t.Helper()
-	out, err := exec.Command("truncate", "-s", fmt.Sprint(size), path).CombinedOutput()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envTruncate+"="+path, fmt.Sprintf("XPWC_REALCRASH_SIZE=%d", size))
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
+}
+
+// childTruncate truncates path to the size in XPWC_REALCRASH_SIZE.
+func childTruncate(path string) int {
+	var size int64
+	if _, err := fmt.Sscan(os.Getenv("XPWC_REALCRASH_SIZE"), &size); err != nil {
+		return childFail(2, "size: %v", err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		return childFail(3, "truncate: %v", err)
+	}
+	return 0
 }
 
 // The mechanism: a mapping whose file another process truncated faults on
