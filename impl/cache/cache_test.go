@@ -53,6 +53,9 @@ func TestHeapOnlyCache(t *testing.T) {
 	require.ErrorIs(t, c.DeleteProgram("P2"), cache.ErrUnknownProgram)
 }
 
+// Cold launch, then a fresh cache (a new process) on the same path hits
+// everything with bit-identical bytes, in both formats (ExecuTorch
+// SaveAndLoad_PreservesInferenceOutput).
 func TestPersistRoundTrip(t *testing.T) {
 	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
 		t.Run(f.String(), func(t *testing.T) {

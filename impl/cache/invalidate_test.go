@@ -13,7 +13,9 @@ import (
 
 // G3: after a kernel upgrade (seed), a packer change (fingerprint) or new
 // source weights, one launch re-packs into the file (not heap, ExecuTorch
-// #22183) and the next launch hits everything; the file stops growing.
+// #22183) and the next launch hits everything; the file stops growing
+// (ExecuTorch SeedMismatch_RepackIsPersistedToFile and
+// SeedMismatch_CacheConvergesAfterOneRebuild).
 func TestG3ConvergesAfterInvalidation(t *testing.T) {
 	cases := []struct {
 		reason cache.RepackReason

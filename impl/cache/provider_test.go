@@ -28,7 +28,8 @@ func TestReserveSpaceAlignedAndTyped(t *testing.T) {
 
 // Handles are never reused: after an entry is released its handle is a
 // typed error, and a new entry gets a new handle (ExecuTorch's slot indices
-// could point at another entry after a reset, #20562).
+// could point at another entry after a reset: closed #20562's
+// OffsetToAddr_AfterResetForFreshWrite_NotDangling).
 func TestHandlesAreNeverReused(t *testing.T) {
 	c := open(t, cache.Options{})
 	k := key("w", 1)

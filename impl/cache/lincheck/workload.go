@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -199,6 +200,9 @@ func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
 	}
 	Pack(buf, n, v)
 	r.gate.RUnlock()
+	// Packing takes long enough in practice for other threads to run
+	// (finalize among them); yield so that short histories interleave too.
+	runtime.Gosched()
 
 	p = r.rec.Call(c, Input{Kind: KindInsert, Name: n, Variant: v})
 	h, err = r.t.LookUpOrInsert(k, buf)
