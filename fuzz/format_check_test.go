@@ -22,6 +22,21 @@ func checkErr(t *testing.T, err error) {
 	}
 }
 
+// strictReader is a bytes.Reader that fails the test when a parser reads
+// outside [0, size): the parsers must never read out of bounds (G7), even
+// through a reader that would merely return io.EOF.
+type strictReader struct {
+	t    *testing.T
+	data []byte
+}
+
+func (r strictReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(r.data)) || int64(len(p)) > int64(len(r.data))-off {
+		r.t.Fatalf("read of %d bytes at %d outside a %d-byte file", len(p), off, len(r.data))
+	}
+	return copy(p, r.data[off:]), nil
+}
+
 // checkEntries asserts what every accepted index guarantees its users:
 // ranges inside [lo, hi), no two overlapping, names unique.
 func checkEntries(t *testing.T, entries []spec.Entry, lo, hi uint64, name func(spec.Entry) string) {
@@ -53,7 +68,7 @@ func checkEntries(t *testing.T, entries []spec.Entry, lo, hi uint64, name func(s
 // own index bytes and parses again to the same index.
 func checkV2(t *testing.T, data []byte) *spec.V2File {
 	t.Helper()
-	v, err := spec.ParseV2(bytes.NewReader(data), int64(len(data)))
+	v, err := spec.ParseV2(strictReader{t, data}, int64(len(data)))
 	if err != nil {
 		checkErr(t, err)
 		return nil
@@ -88,7 +103,7 @@ func checkV2(t *testing.T, data []byte) *spec.V2File {
 // checkV3 is checkV2 for v3, plus data verification on every entry.
 func checkV3(t *testing.T, data []byte) *spec.V3File {
 	t.Helper()
-	r := bytes.NewReader(data)
+	r := strictReader{t, data}
 	v, err := spec.ParseV3(r, int64(len(data)))
 	if err != nil {
 		checkErr(t, err)

@@ -172,3 +172,26 @@ func TestDetectFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestV3TruncationLoadsAnOlderCommitOrFails: a file cut anywhere (a copy
+// interrupted, a filesystem losing the tail) never loads the commit whose
+// bytes it lost; once the cut spares generation 1's index, generation 1
+// loads (G2: the previous commit or the new one, never a mix).
+func TestV3TruncationLoadsAnOlderCommitOrFails(t *testing.T) {
+	b := spectest.NewV3(4096)
+	b.Save(spectest.Weights(2, 100, 1))
+	v1, err := parseV3(b.File)
+	require.NoError(t, err)
+	gen1End := v1.Commit.IndexOff + v1.Commit.IndexLen
+	b.Save(spectest.Weights(3, 100, 2))
+	for n := 0; n < len(b.File); n++ {
+		v, err := parseV3(b.File[:n])
+		if uint64(n) < gen1End {
+			require.ErrorIs(t, err, spec.ErrCorrupt, "cut at %d", n)
+			continue
+		}
+		require.NoError(t, err, "cut at %d", n)
+		require.Equal(t, uint64(1), v.Commit.Generation, "cut at %d", n)
+		require.Len(t, v.Entries, 2)
+	}
+}
