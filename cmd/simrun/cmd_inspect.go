@@ -204,6 +204,19 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64) error {
 	if perr != nil && !errors.Is(perr, spec.ErrCorrupt) {
 		return perr
 	}
+	if err == nil && v == nil && perr != nil && !errors.Is(perr, spec.ErrNoCommit) {
+		// ParseV3 returns the newest commit's index error: show it on that
+		// slot, which passed its own checks.
+		newest := -1
+		for pos := range 2 {
+			if slotErrs[pos] == nil && (newest < 0 || commits[pos].Generation > commits[newest].Generation) {
+				newest = pos
+			}
+		}
+		if newest >= 0 {
+			slotErrs[newest] = perr
+		}
+	}
 	if err == nil {
 		for pos := range 2 {
 			s := slotReport{Slot: pos, Generation: commits[pos].Generation}

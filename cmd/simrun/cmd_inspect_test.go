@@ -92,6 +92,8 @@ func TestInspectInvalid(t *testing.T) {
 	v3, entries := spectest.BuildV3(4096, spectest.Weights(2, 100, 1))
 	rotted := append([]byte(nil), v3...)
 	rotted[entries[1].Offset+5] ^= 1
+	indexRot := append([]byte(nil), v3...)
+	indexRot[len(indexRot)-3] ^= 1
 	v1 := append(make([]byte, 4096), 1, 0, 0, 0, 'w', 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0)
 	v1 = append(v1, 0, 16, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x43, 0x57, 0x50, 0x58, 1, 0, 0, 0)
 	cases := []struct {
@@ -105,6 +107,7 @@ func TestInspectInvalid(t *testing.T) {
 		{"v1", "v2", v1, []string{"ErrUnsupportedVersion"}, 1},
 		{"never committed", "v3", spec.EncodeV3Header(4096), []string{"ErrNoCommit"}, 3},
 		{"data rot", "v3", rotted, []string{"ErrChecksum"}, 3},
+		{"index rot", "v3", indexRot, []string{"ErrChecksum"}, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +126,10 @@ func TestInspectInvalid(t *testing.T) {
 			}
 			assert.Equal(t, tc.problems, names)
 
+			if tc.name == "index rot" {
+				require.Len(t, rep.Slots, 2)
+				assert.Contains(t, rep.Slots[1].Error, "checksum mismatch")
+			}
 			code, out, _ = runInspect(t, path)
 			require.Equal(t, exitProblem, code)
 			assert.Contains(t, out, "result:   INVALID")
