@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/binary"
 	"io"
 )
@@ -41,7 +40,7 @@ func DetectFormat(r io.ReaderAt, size int64) (Format, error) {
 		if err := readFull(r, off, m[:], "slot magic"); err != nil {
 			return FormatUnknown, err
 		}
-		if bytes.Equal(m[:], v3SlotMagic[:]) {
+		if string(m[:]) == V3SlotMagic {
 			return FormatV3, nil
 		}
 	}

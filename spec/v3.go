@@ -1,9 +1,6 @@
 package spec
 
-import (
-	"bytes"
-	"encoding/binary"
-)
+import "encoding/binary"
 
 // v3 is the reference format (docs/format.md has the byte tables):
 //
@@ -41,12 +38,12 @@ const (
 	slotCRCOff      = V3SlotSize - 4
 )
 
-// v3SlotMagic opens every commit slot; v3IndexMagic opens every index block.
+// V3SlotMagic opens every commit slot; V3IndexMagic opens every index block.
 // Eight bytes each, so a chance match inside other data is negligible, and
 // neither is trusted without the CRC that follows it anyway.
-var (
-	v3SlotMagic  = [8]byte{'X', 'P', 'W', 'C', 'S', 'L', 'O', 'T'}
-	v3IndexMagic = [8]byte{'X', 'P', 'W', 'C', 'I', 'D', 'X', '3'}
+const (
+	V3SlotMagic  = "XPWCSLOT"
+	V3IndexMagic = "XPWCIDX3"
 )
 
 // ValidPageSize reports whether n may be recorded as a v3 writer page size.
@@ -84,7 +81,7 @@ type Commit struct {
 func EncodeCommitSlot(c Commit) []byte {
 	b := make([]byte, V3SlotSize)
 	le := binary.LittleEndian
-	copy(b[slotMagicOff:], v3SlotMagic[:])
+	copy(b[slotMagicOff:], V3SlotMagic)
 	le.PutUint32(b[slotVersionOff:], V3Version)
 	le.PutUint32(b[slotPageSizeOff:], c.PageSize)
 	le.PutUint64(b[slotGenOff:], c.Generation)
@@ -118,7 +115,7 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 	}
 	b = b[:V3SlotSize]
 	le := binary.LittleEndian
-	if !bytes.Equal(b[slotMagicOff:slotMagicOff+8], v3SlotMagic[:]) {
+	if string(b[slotMagicOff:slotMagicOff+8]) != V3SlotMagic {
 		return Commit{}, ferr(base+slotMagicOff, "slot magic", le.Uint64(b[slotMagicOff:]), ErrBadMagic)
 	}
 	if v := le.Uint32(b[slotVersionOff:]); v != V3Version {

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strings"
 )
@@ -37,7 +36,7 @@ func EncodeV3Index(entries []Entry) []byte {
 	}
 	b := make([]byte, 0, n)
 	le := binary.LittleEndian
-	b = append(b, v3IndexMagic[:]...)
+	b = append(b, V3IndexMagic...)
 	b = le.AppendUint64(b, uint64(len(entries)))
 	for i := range entries {
 		e := &entries[i]
@@ -93,7 +92,7 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(h[:8], v3IndexMagic[:]) {
+	if string(h[:8]) != V3IndexMagic {
 		return nil, ferr(pos, "index magic", le.Uint64(h), ErrBadMagic)
 	}
 	count := le.Uint64(h[8:])

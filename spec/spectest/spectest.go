@@ -134,7 +134,7 @@ func FixV3Checksums(file []byte) {
 			return
 		}
 		slot := file[base : base+spec.V3SlotSize]
-		if string(slot[:8]) != "XPWCSLOT" {
+		if string(slot[:8]) != spec.V3SlotMagic {
 			continue
 		}
 		off := le.Uint64(slot[24:])
