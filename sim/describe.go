@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// DescribePacking renders a packing as the model's records print it:
+// k<kernel>s<source>, "!" when the bytes are not what was packed.
+func DescribePacking(p spec.Packing) string {
+	s := fmt.Sprintf("k%ds%d", p.Kernel, p.Source)
+	if !p.Intact {
+		s += "!"
+	}
+	return s
+}
+
+// DescribeResult renders what op observably returned: the scenario files'
+// oracle. Only fields op can set are printed, so equal results print alike.
+func DescribeResult(op spec.Op, r spec.Result) string {
+	var w []string
+	if r.Failed {
+		w = append(w, "failed")
+	}
+	switch op.Kind {
+	case spec.OpInit:
+		w = append(w, "load="+describeLoad(r.Load), "place="+describePlace(r.Place))
+	case spec.OpLookUp:
+		if r.Hit {
+			w = append(w, "hit "+DescribePacking(r.Bytes))
+		} else {
+			w = append(w, "miss")
+		}
+		if r.Checked {
+			w = append(w, "checked")
+		}
+	case spec.OpReserve:
+		w = append(w, "place="+describePlace(r.Place))
+	case spec.OpFinalize, spec.OpSave, spec.OpInvalidate:
+		if r.Wrote {
+			w = append(w, "wrote")
+		} else {
+			w = append(w, "no-write")
+		}
+	}
+	if r.Reason != spec.ReasonNone {
+		w = append(w, "reason="+describeReason(r.Reason))
+	}
+	if len(w) == 0 {
+		return "ok"
+	}
+	return strings.Join(w, " ")
+}
+
+func describeLoad(l spec.LoadOutcome) string {
+	switch l {
+	case spec.LoadNone:
+		return "none"
+	case spec.LoadEmpty:
+		return "empty"
+	case spec.LoadOK:
+		return "ok"
+	case spec.LoadCorrupt:
+		return "corrupt"
+	case loadLocked:
+		return "locked"
+	case loadFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("LoadOutcome(%d)", l)
+}
+
+func describePlace(p spec.Placement) string {
+	switch p {
+	case spec.PlaceFile:
+		return "file"
+	case spec.PlaceHeap:
+		return "heap"
+	}
+	return "none"
+}
+
+func describeReason(r spec.Reason) string {
+	switch r {
+	case spec.ReasonLockBusy:
+		return "lock-busy"
+	case spec.ReasonNoPath:
+		return "no-path"
+	case spec.ReasonDesign:
+		return "design"
+	}
+	return fmt.Sprintf("Reason(%d)", r)
+}
+
+var eventNames = []struct {
+	e    model.Events
+	name string
+}{
+	{model.EvtCommit, "commit"},
+	{model.EvtCompact, "compact"},
+	{model.EvtReplace, "replace"},
+	{model.EvtTruncate, "truncate"},
+	{model.EvtCorruptCaught, "corrupt-caught"},
+	{model.EvtStaleMiss, "stale-miss"},
+	{model.EvtWarmHit, "warm-hit"},
+	{model.EvtLockBusy, "lock-busy"},
+	{model.EvtMidSave, "mid-save"},
+	{model.EvtConverged, "converged"},
+	{model.EvtLoadCorrupt, "load-corrupt"},
+	{model.EvtInvalidated, "invalidated"},
+	{model.EvtRefresh, "refresh"},
+}
+
+// DescribeEvents names the model's internal happenings of a step (commit,
+// compaction, a caught corruption, …): what the design docs narrate.
+func DescribeEvents(e model.Events) string {
+	var w []string
+	for _, en := range eventNames {
+		if e&en.e != 0 {
+			w = append(w, en.name)
+		}
+	}
+	return strings.Join(w, " ")
+}
+
+// DescribeDisk renders the cache file as a new process would find it, in
+// the model's terms: empty, corrupt, or valid with each name's record.
+func DescribeDisk(b model.Bounds, d model.Disk) string {
+	switch uint8(d.State) {
+	case 0:
+		return "empty"
+	case 2:
+		return "corrupt"
+	}
+	return "valid " + describeIdx(b, d.Idx[:])
+}
+
+func describeIdx(b model.Bounds, idx []model.Rec) string {
+	var w []string
+	for n := 0; n < b.Names; n++ {
+		w = append(w, fmt.Sprintf("%s=%s", spec.Name(n), idx[n]))
+	}
+	return strings.Join(w, " ")
+}

@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// ErrDivergence is matched by every *DivergenceError.
+var ErrDivergence = errors.New("sim: the cache diverged from the model")
+
+// DivergenceError is a step at which the real cache's observable result or
+// file differs from the model's: the conformance failure this package
+// exists to find.
+type DivergenceError struct {
+	Step  int // 1-based, counting lifecycle directives
+	Op    string
+	What  string // "result", "file", "violation"
+	Model string
+	Cache string
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("step %d %q: %s differs:\n  model: %s\n  cache: %s", e.Step, e.Op, e.What, e.Model, e.Cache)
+}
+
+func (e *DivergenceError) Unwrap() error { return ErrDivergence }
+
+// ErrHarness is matched by every *HarnessError: a scenario that misuses the
+// language (unknown directive, ambiguous crash, an op the cache side cannot
+// perform). Such a scenario fails; it is not a finding about the cache.
+var ErrHarness = errors.New("sim: scenario misuse")
+
+// HarnessError says which directive is misused and how.
+type HarnessError struct {
+	Op   spec.Op
+	Line string
+	Msg  string
+}
+
+func (e *HarnessError) Error() string {
+	line := e.Line
+	if line == "" {
+		line = e.Op.String()
+	}
+	return fmt.Sprintf("sim: %q: %s", line, e.Msg)
+}
+
+func (e *HarnessError) Unwrap() error { return ErrHarness }
+
+// ErrViolation is matched by every *ViolationError: the reference design's
+// model broke an invariant in a scenario (the model is wrong, or the
+// scenario found a hole in the design).
+var ErrViolation = errors.New("sim: reference design violates an invariant")
+
+// ViolationError names the step and the invariants.
+type ViolationError struct {
+	Step       int
+	Op         string
+	Invariants []spec.InvariantID
+}
+
+func (e *ViolationError) Error() string {
+	return fmt.Sprintf("step %d %q: reference violates %v", e.Step, e.Op, e.Invariants)
+}
+
+func (e *ViolationError) Unwrap() error { return ErrViolation }
+
+// Signature summarizes a failure so that shrinking keeps the same failure:
+// the kind of error, the verb of the failing op and what differed.
+func Signature(err error) string {
+	var d *DivergenceError
+	var v *ViolationError
+	var h *HarnessError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &d):
+		verb, _, _ := strings.Cut(d.Op, " ")
+		cache, _, _ := strings.Cut(d.Cache, " (")
+		return "divergence/" + d.What + "/" + verb + ": " + d.Model + " / " + cache
+	case errors.As(err, &v):
+		return fmt.Sprintf("violation/%v", v.Invariants)
+	case errors.As(err, &h):
+		return "harness"
+	}
+	return "error"
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// weights bias the generator toward whole launches (look up, reserve,
+// insert, finalize) so that random runs commit, hit and converge, with
+// environment events rare enough that launches finish in between.
+var weights = map[spec.OpKind]int{
+	spec.OpInit: 4, spec.OpLookUp: 8, spec.OpReserve: 8, spec.OpInsert: 8,
+	spec.OpFinalize: 6, spec.OpSave: 1, spec.OpInvalidate: 1, spec.OpUnload: 2,
+	spec.OpDestroy: 1, spec.EvCrash: 1, spec.EvRestart: 2, spec.EvKernelUpgrade: 1,
+	spec.EvSourceChange: 1, spec.EvForeign: 1, spec.EvClobberOptions: 1,
+}
+
+// GenOptions select what Generate may produce.
+type GenOptions struct {
+	// Power allows power loss (only the crashfs backend performs it).
+	Power bool
+	// Concurrent allows a process to initialize a program while another
+	// holds the writer lock. The cache then cannot load (its readers take
+	// a shared lock that excludes writers, docs/locking.md) while the model
+	// lets them: a known divergence (docs/scenarios.md), so it is off by
+	// default and on with simrun random --concurrent.
+	Concurrent bool
+	_          struct{}
+}
+
+// Generate returns a seeded sequence of up to steps ops, each enabled in the
+// state the previous ones reach under design d (so every op is valid, and a
+// crash names its branch).
+func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOptions) []spec.Op {
+	rng := rand.New(rand.NewPCG(seed, 0xda7a))
+	alphabet := model.Alphabet(b)
+	s := model.Init(b)
+	var ops []spec.Op
+	var cands []model.Outcome
+	for len(ops) < steps {
+		cands = cands[:0]
+		total := 0
+		for _, op := range alphabet {
+			if op.Kind == spec.EvCrash && op.Crash == spec.CrashPower && !opt.Power {
+				continue
+			}
+			if op.Kind == spec.OpInit && !opt.Concurrent && s.Disk.Lock != 0 && s.Disk.Lock != uint8(op.Proc)+1 {
+				continue
+			}
+			for _, o := range model.Step(&d, b, s, op) {
+				cands = append(cands, o)
+				total += weights[op.Kind]
+			}
+		}
+		if total == 0 {
+			break
+		}
+		x := rng.IntN(total)
+		for _, o := range cands {
+			if x -= weights[o.Op.Kind]; x < 0 {
+				ops = append(ops, o.Op)
+				s = o.Next
+				break
+			}
+		}
+	}
+	return ops
+}
+
+// Replayable reports whether the model enables every op of ops in turn
+// under d: the shrinker's filter for candidate sequences.
+func Replayable(d model.Design, b model.Bounds, ops []spec.Op) bool {
+	_, err := model.Replay(&d, b, ops)
+	return err == nil
+}
+
+// RunOps replays ops in lockstep under cfg and returns the first failure
+// (a *DivergenceError, a *ViolationError or an error of the harness), nil
+// when every step agreed.
+func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
+	r, err := NewRunner(cfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if design != "" {
+		if _, err := r.Exec("design name=" + design); err != nil {
+			return err
+		}
+	}
+	r.bounds = b
+	for _, op := range ops {
+		if _, err := r.Step(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Shrink returns a shorter sequence on which fails still holds, by delta
+// debugging over the op list: remove chunks of len/2, len/4, …, 1 ops at
+// every offset, keeping a removal whenever the rest is replayable (valid)
+// and still fails. The result is 1-minimal: removing any single op makes
+// it valid-and-passing or invalid.
+func Shrink(ops []spec.Op, valid, fails func([]spec.Op) bool) []spec.Op {
+	cur := append([]spec.Op(nil), ops...)
+	for chunk := len(cur) / 2; chunk >= 1; {
+		removed := false
+		for i := 0; i+chunk <= len(cur); {
+			cand := append(append([]spec.Op(nil), cur[:i]...), cur[i+chunk:]...)
+			if valid(cand) && fails(cand) {
+				cur, removed = cand, true
+				continue
+			}
+			i++
+		}
+		if !removed {
+			chunk /= 2
+		}
+	}
+	return cur
+}
+
+// FormatScenario writes ops as a scenario file under design d with bounds
+// b, each with the model's expected output, after header comment lines.
+func FormatScenario(header []string, design string, b model.Bounds, ops []spec.Op) (string, error) {
+	r, err := NewRunner(Config{Backend: BackendModel})
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	for _, h := range header {
+		sb.WriteString("# " + h + "\n")
+	}
+	sb.WriteString("\n")
+	emit := func(line string) error {
+		out, err := r.Exec(line)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&sb, "%s\n----\n%s\n\n", line, out)
+		return nil
+	}
+	if design != "" && design != "reference" {
+		if err := emit("design name=" + design); err != nil {
+			return "", err
+		}
+	}
+	if err := emit(fmt.Sprintf("bounds procs=%d names=%d programs=%d kernels=%d sources=%d",
+		b.Procs, b.Names, b.Programs, b.Kernels, b.Sources)); err != nil {
+		return "", err
+	}
+	for _, op := range ops {
+		if err := emit(op.String()); err != nil {
+			return "", err
+		}
+	}
+	if err := emit("file"); err != nil {
+		return "", err
+	}
+	return sb.String(), nil
+}

@@ -1,0 +1,412 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/xpwc/xpwc/faultinject/errorfs"
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Backend is where the real cache runs; BackendModel (or a design other
+	// than the reference) runs the model alone.
+	Backend Backend
+	// Dir is the directory of the cache file on BackendOS.
+	Dir string
+	// Faults, in the faultinject/errorfs DSL, wraps the cache's filesystem
+	// in an error injector. The model knows nothing of faults, so with
+	// Faults set only safety is compared (no failed operation, no hit with
+	// wrong bytes), not placements or writes (G8).
+	Faults string
+	// Trace, when set, receives a step-by-step account: each directive,
+	// the model's result and state, and the cache's observable state.
+	Trace io.Writer
+	_     struct{}
+}
+
+// Runner replays one scenario. It is not safe for concurrent use.
+type Runner struct {
+	cfg     Config
+	design  model.Design
+	bounds  model.Bounds
+	st      model.State
+	steps   int // lifecycle directives performed
+	started bool
+	real    *world
+	inj     errorfs.Injector
+}
+
+// NewRunner returns a runner on the reference design with the model's
+// default bounds; design and bounds directives may change both before the
+// first lifecycle directive.
+func NewRunner(cfg Config) (*Runner, error) {
+	r := &Runner{cfg: cfg, bounds: model.DefaultBounds()}
+	d, err := model.DesignByName("reference")
+	if err != nil {
+		return nil, err
+	}
+	r.design = d
+	if cfg.Faults != "" {
+		if r.inj, err = errorfs.Parse(cfg.Faults); err != nil {
+			return nil, err
+		}
+	}
+	switch cfg.Backend {
+	case BackendModel, BackendOS, BackendCrashFS:
+	default:
+		return nil, fmt.Errorf("sim: unknown backend %q", cfg.Backend)
+	}
+	r.st = model.Init(r.bounds)
+	return r, nil
+}
+
+// Close releases the real cache instances.
+func (r *Runner) Close() {
+	if r.real != nil {
+		r.real.close()
+	}
+}
+
+// Design is the design the runner steps.
+func (r *Runner) Design() model.Design { return r.design }
+
+// State is the model's current state.
+func (r *Runner) State() model.State { return r.st }
+
+// lockstep reports whether the real cache runs alongside the model.
+func (r *Runner) lockstep() bool {
+	return r.cfg.Backend != BackendModel && r.design.Name == "reference"
+}
+
+func (r *Runner) begin() error {
+	if r.started {
+		return nil
+	}
+	r.started = true
+	r.st = model.Init(r.bounds)
+	if !r.lockstep() {
+		return nil
+	}
+	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj)
+	if err != nil {
+		return err
+	}
+	r.real = w
+	return nil
+}
+
+// Exec runs one directive (its text as a scenario line) and returns its
+// output. The error is a *DivergenceError, a *ViolationError, a
+// *HarnessError or an error of the backend; output produced before it is
+// returned too.
+func (r *Runner) Exec(line string) (string, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return "", &HarnessError{Line: line, Msg: "empty directive"}
+	}
+	switch fields[0] {
+	case "design":
+		return r.execDesign(line, fields[1:])
+	case "bounds":
+		return r.execBounds(line, fields[1:])
+	case "state":
+		return r.execState()
+	case "file":
+		return r.execFile(line)
+	case "stats":
+		return r.execStats(line, fields[1:])
+	}
+	op, err := spec.ParseOp(normalize(fields))
+	if err != nil {
+		return "", &HarnessError{Line: line, Msg: err.Error()}
+	}
+	return r.Step(op)
+}
+
+// aliases are the verbs the scenario language accepts besides the spec's.
+var aliases = map[string]string{
+	"delete":          "unload",
+	"kernel-upgrade":  "upgrade-kernel",
+	"source-change":   "change-source",
+	"foreign-process": "foreign",
+	"corrupt-file":    "foreign",
+}
+
+func normalize(fields []string) string {
+	if a, ok := aliases[fields[0]]; ok {
+		fields = append([]string{a}, fields[1:]...)
+	}
+	return strings.Join(fields, " ")
+}
+
+// Step performs one lifecycle op in the model and, in lockstep, on the
+// cache, and compares their observable results.
+func (r *Runner) Step(op spec.Op) (string, error) {
+	if err := r.begin(); err != nil {
+		return "", err
+	}
+	outs := model.Step(&r.design, r.bounds, r.st, op)
+	switch {
+	case len(outs) == 0:
+		return "not enabled", nil
+	case len(outs) > 1:
+		var bs []string
+		for _, o := range outs {
+			bs = append(bs, o.Op.Branch.String())
+		}
+		return "", &HarnessError{Op: op, Msg: "several outcomes; name one with branch=" + strings.Join(bs, "|")}
+	}
+	r.steps++
+	out := outs[0]
+	prev := r.st
+	r.st = out.Next
+
+	var b strings.Builder
+	b.WriteString(DescribeResult(out.Op, out.Result))
+	if ev := DescribeEvents(out.Events); ev != "" {
+		b.WriteString("\nevents: " + ev)
+	}
+	viol := model.Check(r.bounds, model.Transition{Prev: &prev, Out: &out})
+	for _, id := range viol {
+		inv, _ := spec.InvariantByID(id)
+		fmt.Fprintf(&b, "\nviolates %s (%s)", id, inv.Guarantee)
+	}
+	text := b.String()
+
+	var err error
+	if len(viol) > 0 && r.design.Name == "reference" {
+		err = &ViolationError{Step: r.steps, Op: out.Op.String(), Invariants: viol}
+	}
+	if r.real != nil {
+		r.real.step = r.steps
+		holder := int(prev.Disk.Lock) - 1
+		got, perr := r.real.perform(out.Op, holder)
+		if perr != nil {
+			return text, perr
+		}
+		if derr := r.compare(out, got); derr != nil && err == nil {
+			err = r.classify(&prev, &out, got, derr)
+		}
+	}
+	r.trace(out, text)
+	return text, err
+}
+
+// compare holds the cache's result to the model's. With faults injected
+// only safety is compared.
+func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
+	want := out.Result
+	want.Bytes.LateCorrupt = false // a property of history, not of the bytes
+	if !want.Hit {
+		want.Bytes = spec.Packing{}
+	}
+	if r.inj != nil {
+		bad := got.Failed
+		if got.Hit && out.Op.Kind == spec.OpLookUp {
+			pr := &r.real.procs[out.Op.Proc]
+			bad = bad || got.Bytes != pr.want(int(out.Op.Name))
+		}
+		if !bad {
+			return nil
+		}
+		want = spec.Result{Hit: got.Hit, Bytes: r.real.procs[out.Op.Proc].want(int(out.Op.Name))}
+		if !got.Hit {
+			want.Bytes = spec.Packing{}
+		}
+	}
+	if got == want {
+		return nil
+	}
+	c := DescribeResult(out.Op, got)
+	if r.real.note != "" {
+		c += " (" + r.real.note + ")"
+	}
+	return &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "result",
+		Model: DescribeResult(out.Op, want), Cache: c}
+}
+
+// classify turns a divergence into a *KnownDivergenceError when it
+// matches one of KnownDivergences (never with faults injected).
+func (r *Runner) classify(prev *model.State, out *model.Outcome, got spec.Result, derr *DivergenceError) error {
+	if r.inj != nil {
+		return derr
+	}
+	k := knownCase{op: out.Op, prev: prev, out: out, got: got,
+		modelDisk: DescribeDisk(r.bounds, r.st.Disk), cacheDisk: r.real.describeFile(r.bounds)}
+	if kd, ok := matchKnown(k); ok {
+		return &KnownDivergenceError{ID: kd.ID, Step: derr.Step, Op: derr.Op, Diff: derr}
+	}
+	return derr
+}
+
+func (r *Runner) trace(out model.Outcome, text string) {
+	w := r.cfg.Trace
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "step %d: %s\n", r.steps, out.Op)
+	for _, l := range strings.Split(text, "\n") {
+		fmt.Fprintf(w, "  -> %s\n", l)
+	}
+	fmt.Fprintf(w, "  model: %s\n", strings.ReplaceAll(r.st.String(), "\n", "\n         "))
+	if r.real != nil {
+		fmt.Fprintf(w, "  cache: file %s\n", r.real.describeFile(r.bounds))
+		for p := 0; p < r.bounds.Procs; p++ {
+			fmt.Fprintf(w, "         %s\n", r.real.describeProc(p))
+		}
+	}
+}
+
+func (r *Runner) execDesign(line string, args []string) (string, error) {
+	if r.started {
+		return "", &HarnessError{Line: line, Msg: "design must come before the first lifecycle directive"}
+	}
+	name, ok := argValue(args, "name")
+	if !ok || len(args) != 1 {
+		return "", &HarnessError{Line: line, Msg: "want design name=NAME"}
+	}
+	d, err := model.DesignByName(name)
+	if err != nil {
+		return "", &HarnessError{Line: line, Msg: err.Error()}
+	}
+	r.design = d
+	mode := "lockstep with the cache"
+	if !r.lockstep() {
+		mode = "model only"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)\nsource: %s", d.Name, mode, d.Source)
+	if len(d.Expect) > 0 {
+		fmt.Fprintf(&b, "\nknown to break: %v", d.Expect)
+	}
+	return b.String(), nil
+}
+
+func (r *Runner) execBounds(line string, args []string) (string, error) {
+	if r.started {
+		return "", &HarnessError{Line: line, Msg: "bounds must come before the first lifecycle directive"}
+	}
+	b := r.bounds
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		var n int
+		if _, err := fmt.Sscanf(v, "%d", &n); !ok || err != nil {
+			return "", &HarnessError{Line: line, Msg: "want key=number: " + a}
+		}
+		switch k {
+		case "procs":
+			b.Procs = n
+		case "names":
+			b.Names = n
+		case "programs":
+			b.Programs = n
+		case "kernels":
+			b.Kernels = n
+		case "sources":
+			b.Sources = n
+		default:
+			return "", &HarnessError{Line: line, Msg: "unknown bound " + k}
+		}
+	}
+	if err := b.Validate(); err != nil {
+		return "", &HarnessError{Line: line, Msg: err.Error()}
+	}
+	r.bounds = b
+	return fmt.Sprintf("procs=%d names=%d programs=%d kernels=%d sources=%d", b.Procs, b.Names, b.Programs, b.Kernels, b.Sources), nil
+}
+
+func (r *Runner) execState() (string, error) {
+	if err := r.begin(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "env: kernel=%d", r.st.Env.Kernel)
+	for n := 0; n < r.bounds.Names; n++ {
+		fmt.Fprintf(&b, " %s.src=%d", spec.Name(n), r.st.Env.Src[n])
+	}
+	fmt.Fprintf(&b, "\nfile: %s", DescribeDisk(r.bounds, r.st.Disk))
+	if r.st.Disk.Lock != 0 {
+		fmt.Fprintf(&b, " lock=%s", spec.Proc(r.st.Disk.Lock-1))
+	}
+	for p := 0; p < r.bounds.Procs; p++ {
+		fmt.Fprintf(&b, "\n%s", describeModelProc(r.bounds, p, &r.st.Procs[p]))
+		if r.real != nil {
+			fmt.Fprintf(&b, "\n  cache: %s", r.real.describeProc(p))
+		}
+	}
+	return b.String(), nil
+}
+
+func (r *Runner) execFile(line string) (string, error) {
+	if err := r.begin(); err != nil {
+		return "", err
+	}
+	want := DescribeDisk(r.bounds, r.st.Disk)
+	if r.real == nil {
+		return want, nil
+	}
+	got := r.real.describeFile(r.bounds)
+	if got != want {
+		return want, &DivergenceError{Step: r.steps, Op: line, What: "file", Model: want, Cache: got}
+	}
+	return want, nil
+}
+
+func (r *Runner) execStats(line string, args []string) (string, error) {
+	if err := r.begin(); err != nil {
+		return "", err
+	}
+	if r.real == nil {
+		return "", &HarnessError{Line: line, Msg: "stats reads the real cache; this run is model only"}
+	}
+	v, ok := argValue(args, "proc")
+	o, err := spec.ParseOp("destroy proc=" + v)
+	if !ok || len(args) != 1 || err != nil || int(o.Proc) >= r.bounds.Procs {
+		return "", &HarnessError{Line: line, Msg: "want stats proc=A|B"}
+	}
+	return r.real.describeStats(int(o.Proc)), nil
+}
+
+func argValue(args []string, key string) (string, bool) {
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func describeModelProc(b model.Bounds, p int, pr *model.Proc) string {
+	phase := [...]string{"no-instance", "idle", "packing"}[pr.Phase]
+	s := fmt.Sprintf("%s: %s kernel=%d", spec.Proc(p), phase, pr.Kernel)
+	if pr.Phase == spec.PhasePacking {
+		s += " program=" + pr.Prog.String()
+	}
+	var ents []string
+	for n := 0; n < b.Names; n++ {
+		e := pr.Ents[n]
+		if !e.Rec.Present() {
+			continue
+		}
+		st := [...]string{"absent", "loaded", "appended", "committed", "heap"}[e.Status]
+		x := fmt.Sprintf("%s=%s/%s", spec.Name(n), e.Rec, st)
+		if e.Retired {
+			x += "/retired"
+		}
+		ents = append(ents, x)
+	}
+	if len(ents) > 0 {
+		s += " entries: " + strings.Join(ents, " ")
+	}
+	return s
+}
+
+// isNotExist reports a missing file through any wrapping.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed testdata/scenarios
+var embedded embed.FS
+
+// ScenarioDir is the directory of the embedded scenarios inside Embedded.
+const ScenarioDir = "testdata/scenarios"
+
+// Embedded is the scenario suite compiled into the package, so simrun
+// replays it without a source checkout.
+func Embedded() fs.FS { return embedded }
+
+// File is one scenario file.
+type File struct {
+	Name string // path relative to the suite or as given
+	Text string
+}
+
+// Scenarios returns the embedded suite, sorted by name.
+func Scenarios() ([]File, error) {
+	var out []File
+	err := fs.WalkDir(embedded, ScenarioDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := embedded.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, File{Name: strings.TrimPrefix(p, ScenarioDir+"/"), Text: string(b)})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+// ReadFiles reads scenario files and directories (recursively) from the OS
+// filesystem.
+func ReadFiles(paths ...string) ([]File, error) {
+	var out []File
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, File{Name: p, Text: string(b)})
+			continue
+		}
+		err = fs.WalkDir(os.DirFS(p), ".", func(q string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+				return err
+			}
+			b, err := os.ReadFile(path.Join(p, q))
+			if err != nil {
+				return err
+			}
+			out = append(out, File{Name: path.Join(p, q), Text: string(b)})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Backends lists the backends a scenario runs on: the model alone for a
+// design variant; otherwise crashfs, and the OS filesystem unless the file
+// has a power loss (which only crashfs can simulate).
+func Backends(text string) []Backend {
+	power := false
+	for _, d := range mustParse(text) {
+		f := strings.Fields(d.Text)
+		if f[0] == "design" {
+			if v, ok := argValue(f[1:], "name"); ok && v != "reference" {
+				return []Backend{BackendModel}
+			}
+		}
+		if (f[0] == "crash") && strings.Contains(d.Text, "kind=power") {
+			power = true
+		}
+	}
+	if power {
+		return []Backend{BackendCrashFS}
+	}
+	return []Backend{BackendCrashFS, BackendOS}
+}
+
+func mustParse(text string) []Directive {
+	ds, _ := ParseScenario(text)
+	return ds
+}
+
+// Directive is one directive of a scenario file with its expected output.
+type Directive struct {
+	Line     int // 1-based line of the directive
+	Text     string
+	Expected string
+}
+
+// String is the directive with its line number.
+func (d Directive) String() string { return fmt.Sprintf("%d: %s", d.Line, d.Text) }
+
+// ParseScenario reads the datadriven form: comment (#) and blank lines
+// between directives, a directive line, "----", and the expected output up
+// to a blank line (or, after "----" twice, up to "----" twice).
+func ParseScenario(text string) ([]Directive, error) {
+	lines := strings.Split(text, "\n")
+	var out []Directive
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		d := Directive{Line: i + 1, Text: l}
+		i++
+		if i >= len(lines) || strings.TrimSpace(lines[i]) != "----" {
+			return out, fmt.Errorf("line %d: %q: want ---- after the directive", d.Line, l)
+		}
+		var exp []string
+		if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == "----" {
+			for i += 2; i < len(lines); i++ {
+				if lines[i] == "----" && i+1 < len(lines) && lines[i+1] == "----" {
+					i++
+					break
+				}
+				exp = append(exp, lines[i])
+			}
+			if len(exp) > 0 && exp[len(exp)-1] == "" {
+				exp = exp[:len(exp)-1]
+			}
+		} else {
+			for i++; i < len(lines) && lines[i] != ""; i++ {
+				exp = append(exp, lines[i])
+			}
+		}
+		d.Expected = strings.Join(exp, "\n")
+		out = append(out, d)
+	}
+	return out, nil
+}

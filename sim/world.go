@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xpwc/xpwc/faultinject/crashfs"
+	"github.com/xpwc/xpwc/faultinject/errorfs"
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/runtime/options"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Backend is the filesystem the real cache runs on.
+type Backend string
+
+const (
+	// BackendModel runs the model alone (design variants, whose bug the
+	// real cache does not have).
+	BackendModel Backend = "model"
+	// BackendOS is the OS filesystem in a temporary directory. A power
+	// loss cannot be simulated on it.
+	BackendOS Backend = "os"
+	// BackendCrashFS is faultinject/crashfs: in-memory, with process crash
+	// and seeded power loss.
+	BackendCrashFS Backend = "crashfs"
+)
+
+// ErrUnsupported is returned for a directive the backend cannot perform
+// (power loss on the OS filesystem).
+var ErrUnsupported = errors.New("sim: not supported on this backend")
+
+const (
+	optBackend   = "xnnpack"
+	cacheName    = "weights.xpwc"
+	crashfsDir   = "/cache"
+	powerSeedMix = 0x9e3779b97f4a7c15
+)
+
+// world is the real side: one cache instance per abstract process, all on
+// one path of one filesystem, and the environment (kernel and source
+// versions) the harness turns into keys.
+type world struct {
+	backend Backend
+	dir     string
+	path    string
+	cfs     *crashfs.FS // current crashfs (BackendCrashFS)
+	base    vfs.FS      // what the harness observes through
+	inj     errorfs.Injector
+	fsys    vfs.FS // what the caches use: base, or base wrapped by inj
+
+	kernel uint8
+	src    [spec.MaxNames]uint8
+	procs  [spec.MaxProcs]proc
+	step   int
+	// note explains the last perform's observation (a fallback's or a
+	// load's error) for divergence reports.
+	note string
+}
+
+// proc is one process: the kernel and sources it started with (a running
+// process keeps the files it loaded), its module's own copy of the load
+// options and the caller's map (PR 19673), its cache instance and the
+// buffers it reserved and has not inserted yet.
+type proc struct {
+	kernel  uint8
+	src     [spec.MaxNames]uint8
+	caller  *options.Map
+	module  *options.Map
+	c       *cache.Cache
+	pending [spec.MaxNames][]byte
+}
+
+func newWorld(b Backend, dir string, inj errorfs.Injector) (*world, error) {
+	w := &world{backend: b, inj: inj}
+	switch b {
+	case BackendOS:
+		if dir == "" {
+			return nil, fmt.Errorf("sim: the os backend needs a directory")
+		}
+		w.dir, w.base = dir, vfs.OS()
+	case BackendCrashFS:
+		w.cfs = crashfs.New(crashfs.Options{})
+		if err := w.cfs.MkdirAll(crashfsDir); err != nil {
+			return nil, err
+		}
+		w.dir, w.base = crashfsDir, w.cfs
+	default:
+		return nil, fmt.Errorf("sim: unknown backend %q", b)
+	}
+	w.path = filepath.Join(w.dir, cacheName)
+	w.rewrap()
+	for p := range w.procs {
+		w.start(p)
+	}
+	return w, nil
+}
+
+func (w *world) rewrap() {
+	w.fsys = w.base
+	if w.inj != nil {
+		w.fsys = errorfs.Wrap(w.base, w.inj)
+	}
+}
+
+// start begins a new process p running the installed kernel and sources,
+// its module loaded with the cache path.
+func (w *world) start(p int) {
+	caller := &options.Map{}
+	_ = caller.Set(optBackend, options.Option{Key: "packed_cache_path", Value: options.String(w.path)})
+	w.procs[p] = proc{kernel: w.kernel, src: w.src, caller: caller, module: caller.Clone()}
+}
+
+func (pr *proc) key(n int) spec.Key { return key(n, pr.kernel, pr.src[n]) }
+
+func (pr *proc) want(n int) spec.Packing {
+	return spec.Packing{Kernel: pr.kernel, Source: pr.src[n], Intact: true}
+}
+
+func progName(q spec.Program) string { return q.String() }
+
+// snapshot is what a G4 check compares: the live file's existence, size,
+// modification time and bytes.
+type snapshot struct {
+	exists bool
+	size   int64
+	mtime  int64
+	data   string
+}
+
+func (w *world) snap() snapshot {
+	fi, err := w.base.Stat(w.path)
+	if err != nil {
+		return snapshot{}
+	}
+	s := snapshot{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if b, err := w.readFile(); err == nil {
+		s.data = string(b)
+	}
+	return s
+}
+
+func (w *world) readFile() ([]byte, error) {
+	f, err := w.base.OpenFile(w.path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	n, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, 0); err != nil && n > 0 {
+		return nil, err
+	}
+	return b, nil
+}
+
+// sizes maps the live file and writers' temporary files to their sizes: a
+// reservation in the file grows one of them (or creates a new temporary
+// file, while a writer may remove a crashed writer's leftover).
+func (w *world) sizes() map[string]int64 {
+	out := map[string]int64{}
+	names, err := w.base.ReadDir(w.dir)
+	if err != nil {
+		return out
+	}
+	for _, n := range names {
+		if n != cacheName && !strings.HasPrefix(n, cacheName+".tmp-") {
+			continue
+		}
+		if fi, err := w.base.Stat(filepath.Join(w.dir, n)); err == nil {
+			out[n] = fi.Size()
+		}
+	}
+	return out
+}
+
+// grew reports whether some file of after is larger than it was before.
+func grew(before, after map[string]int64) bool {
+	for n, sz := range after {
+		if sz > before[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// kill ends process p the way a crash does: its instance is dropped
+// without committing. On crashfs with no other instance open the whole
+// filesystem goes through ProcessCrash (open files, locks and mappings
+// vanish, the page cache stays); otherwise the instance is closed without
+// a commit, which leaves the same disk: appended bytes stay as garbage and
+// the lock is released.
+func (w *world) kill(p int, midSave bool) {
+	pr := &w.procs[p]
+	if pr.c != nil {
+		if w.cfs != nil && w.alone(p) {
+			if midSave {
+				// Cut the commit after its first mutating call: the commit
+				// point, written last, is never reached (G2).
+				w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
+				_ = pr.c.Save()
+			}
+			w.cfs = w.cfs.ProcessCrash()
+			w.base = w.cfs
+			w.rewrap()
+		} else {
+			_ = pr.c.Close()
+		}
+	}
+	w.start(p)
+}
+
+// alone reports whether p is the only process with an instance.
+func (w *world) alone(p int) bool {
+	for q := range w.procs {
+		if q != p && w.procs[q].c != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// powerLoss kills every process and keeps only what was durable plus a
+// seeded share of the rest.
+func (w *world) powerLoss(midSave bool, holder int) error {
+	if w.cfs == nil {
+		return fmt.Errorf("%w: power loss needs the crashfs backend", ErrUnsupported)
+	}
+	if midSave && w.procs[holder].c != nil {
+		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
+		_ = w.procs[holder].c.Save()
+	}
+	w.cfs = w.cfs.PowerLoss(uint64(w.step) ^ powerSeedMix)
+	w.base = w.cfs
+	w.rewrap()
+	for p := range w.procs {
+		w.start(p)
+	}
+	return nil
+}
+
+// close releases every instance (end of a run).
+func (w *world) close() {
+	for p := range w.procs {
+		if c := w.procs[p].c; c != nil {
+			_ = c.Close()
+			w.procs[p].c = nil
+		}
+	}
+}
