@@ -409,4 +409,3 @@ func describeModelProc(b model.Bounds, p int, pr *model.Proc) string {
 
 // isNotExist reports a missing file through any wrapping.
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-

@@ -250,4 +250,3 @@ func (w *world) parse() (*spec.V3File, error) {
 	}
 	return spec.ParseV3(bytes.NewReader(b), int64(len(b)))
 }
-
