@@ -15,6 +15,9 @@ const (
 	maxVersions = 2 // kernel and source versions are 0 … maxVersions-1
 )
 
+// MaxNames is the most names a State holds (the size of its arrays).
+const MaxNames = maxNames
+
 // Bounds limits what the model ranges over: how many processes, tensor
 // names and programs, how many kernel and source versions the environment
 // may go through, and (for the explorer) how deep.

@@ -19,8 +19,8 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		return
 	}
 	var idx [maxNames]Rec
-	replace := s.Disk.State == diskCorrupt
-	if s.Disk.State == diskValid {
+	replace := s.Disk.State == DiskCorrupt
+	if s.Disk.State == DiskValid {
 		idx = s.Disk.Idx
 	}
 	garbage := int(s.Disk.Garbage)
@@ -73,7 +73,7 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace boo
 			}
 		}
 	}
-	s.Disk.State = diskValid
+	s.Disk.State = DiskValid
 	s.Disk.Idx = idx
 	s.Disk.Garbage = uint8(min(garbage, garbageCap))
 	s.GhostValid = true
@@ -113,11 +113,11 @@ func (m machine) midSave(o *Outcome, p spec.Proc, br spec.Branch) {
 	case spec.BranchMidSave:
 		// v2 save: ftruncate(index_start+len) done, footer not written:
 		// the file ends in zeros and no trailer parses.
-		s.Disk.State = diskCorrupt
+		s.Disk.State = DiskCorrupt
 	case spec.BranchForged:
 		// The bytes now at the end parse as a footer: the entries it
 		// names point at whatever bytes are there.
-		s.Disk.State = diskValid
+		s.Disk.State = DiskValid
 		for n := 0; n < m.b.Names; n++ {
 			if pr.Ents[n].Status == spec.EntryAppended {
 				s.Disk.Idx[n] = pr.Ents[n].Rec | recCorrupt

@@ -35,7 +35,7 @@ func Covers() []Cover {
 		{"invalidation-committed", "an invalidation is committed", onEvent(EvtInvalidated)},
 		{"idle-save-writes-nothing", "a save with nothing new writes nothing (G4)", func(t Transition) bool {
 			op := t.Out.Op
-			return op.Kind == spec.OpSave && !t.Out.Result.Wrote && t.Prev.Disk.State == diskValid
+			return op.Kind == spec.OpSave && !t.Out.Result.Wrote && t.Prev.Disk.State == DiskValid
 		}},
 		{"power-loss", "power loss kills every process", func(t Transition) bool {
 			return t.Out.Op.Kind == spec.EvCrash && t.Out.Op.Crash == spec.CrashPower && t.Prev.Procs[0].Phase != spec.PhaseNoInstance

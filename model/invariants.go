@@ -121,7 +121,7 @@ func commitSurvives(_ Bounds, t Transition) bool {
 	if !s.GhostValid {
 		return true
 	}
-	if s.Disk.State != diskValid {
+	if s.Disk.State != DiskValid {
 		return false
 	}
 	for n := range s.Ghost {
@@ -152,7 +152,7 @@ func noIdleWrite(_ Bounds, t Transition) bool {
 	case spec.OpFinalize, spec.OpSave:
 		return hasAppended(&t.Prev.Procs[op.Proc])
 	case spec.OpInvalidate:
-		return t.Prev.Disk.State == diskValid && t.Prev.Disk.Idx[op.Name].Present()
+		return t.Prev.Disk.State == DiskValid && t.Prev.Disk.Idx[op.Name].Present()
 	}
 	return false // nothing else writes
 }

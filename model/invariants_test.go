@@ -37,8 +37,8 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true} },
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{LateCorrupt: true}} }},
 		{spec.InvCommitSurvives, spec.Op{Kind: spec.EvKernelUpgrade},
-			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, diskCorrupt },
-			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, diskValid }},
+			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, DiskCorrupt },
+			func(_ *State, o *Outcome) { o.Next.GhostValid, o.Next.Disk.State = true, DiskValid }},
 		{spec.InvConverge, spec.Op{Kind: spec.OpLookUp},
 			func(p *State, _ *Outcome) { p.Procs[0].Expect = true },
 			func(p *State, o *Outcome) { p.Procs[0].Expect, o.Result.Hit = true, true; o.Result.Bytes.Intact = true }},
@@ -47,7 +47,7 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 			func(p *State, o *Outcome) {
 				o.Result.Wrote = true
 				p.Procs[0].Ents[0] = appended
-				o.Next.Disk.State = diskValid
+				o.Next.Disk.State = DiskValid
 			}},
 		{spec.InvGarbageBounded, spec.Op{Kind: spec.OpSave},
 			func(p *State, o *Outcome) {

@@ -132,19 +132,20 @@ type Proc struct {
 
 // Disk is the cache file at the path, as a new process would find it.
 type Disk struct {
-	State   diskState
+	State   DiskState
 	Idx     [maxNames]Rec
 	Garbage uint8 // stale or orphaned packings, saturating at garbageCap
 	// Lock is 1+holder of the writer lock, 0 when free.
 	Lock uint8
 }
 
-type diskState uint8
+// DiskState is what loading the file at the path would find.
+type DiskState uint8
 
 const (
-	diskEmpty   diskState = iota // no file or no committed index yet
-	diskValid                    // a committed index loads
-	diskCorrupt                  // the index does not load
+	DiskEmpty   DiskState = iota // no file or no committed index yet
+	DiskValid                    // a committed index loads
+	DiskCorrupt                  // the index does not load
 )
 
 const garbageCap = 3

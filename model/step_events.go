@@ -101,12 +101,12 @@ func (m machine) changeSource(o *Outcome, n spec.Name) bool {
 // seen by every process that maps those pages.
 func (m machine) foreign(o *Outcome, op spec.Op) bool {
 	s := &o.Next
-	if s.Disk.State != diskValid {
+	if s.Disk.State != DiskValid {
 		return false
 	}
 	switch op.Foreign {
 	case spec.ForeignIndex:
-		s.Disk.State = diskCorrupt
+		s.Disk.State = DiskCorrupt
 		s.GhostValid, s.Ghost = false, [maxNames]Rec{}
 		m.invalidateFor(s, 1<<m.b.Names-1)
 		return true

@@ -55,7 +55,7 @@ func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		return spec.LoadEmpty
 	}
 	switch s.Disk.State {
-	case diskValid:
+	case DiskValid:
 		for n := 0; n < m.b.Names; n++ {
 			if r := s.Disk.Idx[n]; r.Present() {
 				pr.Ents[n] = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true}
@@ -63,7 +63,7 @@ func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		}
 		pr.LoadFlag = true
 		return spec.LoadOK
-	case diskCorrupt:
+	case DiskCorrupt:
 		o.Events |= EvtLoadCorrupt
 		if m.d.TruncateInPlace && s.Disk.Lock == 0 {
 			m.truncate(o) // ExecuTorch's fresh write: ftruncate(0)
@@ -83,9 +83,9 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 	var idx [maxNames]Rec
 	outcome := spec.LoadOK
 	switch s.Disk.State {
-	case diskValid:
+	case DiskValid:
 		idx = s.Disk.Idx
-	case diskCorrupt:
+	case DiskCorrupt:
 		outcome = spec.LoadCorrupt
 		o.Events |= EvtLoadCorrupt
 	default:
@@ -270,6 +270,14 @@ func (m machine) save(o *Outcome, p spec.Proc) bool {
 	if pr.Phase == spec.PhaseNoInstance {
 		return false
 	}
+	for n := range pr.Ents {
+		if pr.Ents[n].Step == stepReserved {
+			// Not between a reservation and its insert: ExecuTorch holds
+			// the cache mutex across a program's packing, and a commit that
+			// rewrites the file cannot carry a reservation over.
+			return false
+		}
+	}
 	if hasAppended(pr) {
 		m.commit(o, p)
 	}
@@ -283,7 +291,7 @@ func (m machine) invalidate(o *Outcome, p spec.Proc, n spec.Name) bool {
 	s := &o.Next
 	pr := &s.Procs[p]
 	e := &pr.Ents[n]
-	onDisk := s.Disk.State == diskValid && s.Disk.Idx[n].Present()
+	onDisk := s.Disk.State == DiskValid && s.Disk.Idx[n].Present()
 	if pr.Phase != spec.PhaseIdle || e.Hold != 0 || (!e.Rec.Present() && !onDisk) {
 		return false
 	}

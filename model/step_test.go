@@ -160,13 +160,13 @@ crash kind=process proc=A branch=mid-save
 `
 	outs := run(t, ref(t), b, scenario)
 	end := outs[len(outs)-1].Next
-	assert.Equal(t, diskValid, end.Disk.State)
+	assert.Equal(t, DiskValid, end.Disk.State)
 	assert.Equal(t, end.Ghost, end.Disk.Idx, "G2: the previous commit is what loads")
 
 	outs = run(t, design(t, "no-commit-point"), b, scenario)
 	last := outs[len(outs)-1]
 	prev := outs[len(outs)-2].Next
-	assert.Equal(t, diskCorrupt, last.Next.Disk.State)
+	assert.Equal(t, DiskCorrupt, last.Next.Disk.State)
 	assert.Contains(t, Check(b, Transition{Prev: &prev, Out: &last}), spec.InvCommitSurvives)
 }
 
