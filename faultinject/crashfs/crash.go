@@ -220,15 +220,24 @@ func (f *FS) lossUnits() []lossUnit {
 	return units
 }
 
+// equalPadded reports whether a and b, each read as zeros past its end,
+// agree on [off, end).
 func equalPadded(a, b []byte, off, end int64) bool {
-	at := func(x []byte, i int64) byte {
-		if i < int64(len(x)) {
-			return x[i]
-		}
-		return 0
+	part := func(x []byte) ([]byte, int64) {
+		lo, hi := min(off, int64(len(x))), min(end, int64(len(x)))
+		return x[lo:hi], end - off - (hi - lo)
 	}
-	for i := off; i < end; i++ {
-		if at(a, i) != at(b, i) {
+	pa, za := part(a)
+	pb, zb := part(b)
+	if za > zb {
+		pa, pb = pb, pa
+	}
+	// pa is the longer part; it must equal pb and be zero past it.
+	if string(pa[:len(pb)]) != string(pb) {
+		return false
+	}
+	for _, c := range pa[len(pb):] {
+		if c != 0 {
 			return false
 		}
 	}

@@ -82,10 +82,16 @@ func (w *File) WriteAt(p []byte, off int64) (int, error) {
 		return 0, &fs.PathError{Op: "write", Path: w.name, Err: syscall.EINVAL}
 	}
 	w.ino.pull()
-	w.ino.grow(off + int64(len(p)))
-	copy(w.ino.data[off:], p)
+	end := off + int64(len(p))
+	if end > int64(len(w.ino.data)) {
+		w.ino.grow(end)
+		copy(w.ino.data[off:], p)
+		w.ino.push()
+	} else {
+		copy(w.ino.data[off:], p)
+		w.ino.pushRange(off, end)
+	}
 	w.ino.mtime = w.fs.clock + 1
-	w.ino.push()
 	w.fs.record(errorfs.Op{Kind: errorfs.OpWriteAt, Path: w.name, Off: off, Len: int64(len(p))})
 	return len(p), nil
 }

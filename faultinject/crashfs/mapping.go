@@ -110,31 +110,44 @@ func (m *Mapping) Close() error {
 }
 
 // pull copies the stores made into every live mapping of ino since the last
-// seam call into the page cache, then refreshes every mapping from it.
+// seam call into the page cache, then refreshes the other mappings from it.
 // Callers hold fs.mu. A frozen or dead FS takes no more stores.
 func (ino *inode) pull() {
 	f := ino.fsRef
 	if f.frozen || f.dead || len(ino.maps) == 0 {
 		return
 	}
+	changed := false
 	for _, m := range ino.maps {
 		if string(m.buf) == string(m.shadow) {
 			continue
 		}
-		for i := range m.buf {
-			if m.buf[i] == m.shadow[i] {
+		changed = true
+		// Compare in chunks so that a large mapping with a few stores
+		// costs a memcmp, not a byte loop.
+		const chunk = 256
+		for lo := 0; lo < len(m.buf); lo += chunk {
+			hi := min(lo+chunk, len(m.buf))
+			if string(m.buf[lo:hi]) == string(m.shadow[lo:hi]) {
 				continue
 			}
-			off := m.off + int64(i)
-			if m.prot != vfs.ProtReadWrite {
-				panic(&FaultError{Err: ErrProtectionFault, Path: m.name, Off: off})
-			}
-			if off < int64(len(ino.data)) {
-				ino.data[off] = m.buf[i]
+			for i := lo; i < hi; i++ {
+				if m.buf[i] == m.shadow[i] {
+					continue
+				}
+				off := m.off + int64(i)
+				if m.prot != vfs.ProtReadWrite {
+					panic(&FaultError{Err: ErrProtectionFault, Path: m.name, Off: off})
+				}
+				if off < int64(len(ino.data)) {
+					ino.data[off] = m.buf[i]
+				}
 			}
 		}
 	}
-	ino.push()
+	if changed {
+		ino.push()
+	}
 }
 
 // push copies the page cache into every live mapping of ino; bytes beyond
@@ -142,6 +155,19 @@ func (ino *inode) pull() {
 func (ino *inode) push() {
 	for _, m := range ino.maps {
 		m.load()
+	}
+}
+
+// pushRange refreshes the mappings after a write of [off, end) that did not
+// change the file size: only the written bytes are copied.
+func (ino *inode) pushRange(off, end int64) {
+	for _, m := range ino.maps {
+		lo, hi := max(off, m.off), min(end, m.off+int64(len(m.buf)))
+		if lo >= hi {
+			continue
+		}
+		copy(m.buf[lo-m.off:hi-m.off], ino.data[lo:hi])
+		copy(m.shadow[lo-m.off:hi-m.off], ino.data[lo:hi])
 	}
 }
 
