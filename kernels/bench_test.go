@@ -117,3 +117,15 @@ func BenchmarkFC(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFingerprint is the one-time cost per Kernel value of computing
+// its fingerprint (paid on first use, e.g. at backend init).
+func BenchmarkFingerprint(b *testing.B) {
+	for _, l := range builtinLayouts() {
+		b.Run(l.name(), func(b *testing.B) {
+			for b.Loop() {
+				_ = newKernel(l).Fingerprint()
+			}
+		})
+	}
+}
