@@ -1,0 +1,124 @@
+package proctest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/runtime"
+)
+
+// ChildEnv selects the child role: its value is the job, in the form
+// Job.Env produces.
+const ChildEnv = "XPWC_PROCTEST_CHILD"
+
+// Job is what one child process does: Launches launches on Path, each of a
+// program drawn from Programs by a generator seeded with Seed, each as a
+// fresh process would (its own Manager: the file is loaded from scratch).
+type Job struct {
+	ID       int
+	Path     string
+	Launches int
+	Seed     uint64
+	LockWait time.Duration
+}
+
+// Env renders the job as the value of ChildEnv.
+func (j Job) Env() string {
+	return fmt.Sprintf("%d,%d,%d,%d,%s", j.ID, j.Launches, j.Seed, j.LockWait, j.Path)
+}
+
+// ParseJob reads a job rendered by Env.
+func ParseJob(s string) (Job, error) {
+	f := strings.SplitN(s, ",", 5)
+	if len(f) != 5 {
+		return Job{}, fmt.Errorf("proctest: job %q: want 5 fields", s)
+	}
+	var j Job
+	var err error
+	var n [4]int64
+	for i := range 4 {
+		if n[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
+			return Job{}, fmt.Errorf("proctest: job %q: %w", s, err)
+		}
+	}
+	j.ID, j.Launches, j.Seed, j.LockWait, j.Path = int(n[0]), int(n[1]), uint64(n[2]), time.Duration(n[3]), f[4]
+	return j, nil
+}
+
+// Report is one launch of a child, as the child saw it.
+type Report struct {
+	Child, Launch int
+	Program       string
+	Load          cache.LoadOutcome
+	LoadErr       string `json:",omitempty"`
+	Hits, Misses  uint64
+	Repacks       map[cache.RepackReason]uint64 `json:",omitempty"`
+	Packed        int
+	Private       int
+	HeapByReason  map[cache.HeapReason]uint64 `json:",omitempty"`
+	FileBytes     uint64
+	Commits       uint64
+	CommitErr     string `json:",omitempty"`
+	OutputDigest  uint64
+}
+
+// RunChild performs j and writes one Report per launch to w as a JSON line,
+// each written as soon as its launch is done, so that a child killed later
+// still leaves the reports of its finished launches.
+func RunChild(ctx context.Context, j Job, w io.Writer) error {
+	rng := rand.New(rand.NewPCG(j.Seed, uint64(j.ID)))
+	enc := json.NewEncoder(w)
+	for i := range j.Launches {
+		name := Programs[rng.IntN(len(Programs))]
+		p, err := Program(name)
+		if err != nil {
+			return err
+		}
+		rep, err := runtime.Launch(ctx, runtime.LaunchConfig{CachePath: j.Path, Program: p, LockWait: j.LockWait})
+		if err != nil {
+			return fmt.Errorf("proctest: child %d launch %d (%s): %w", j.ID, i, name, err)
+		}
+		r := Report{
+			Child: j.ID, Launch: i, Program: name, Load: rep.Load,
+			Hits: rep.Hits, Misses: rep.Misses, Repacks: rep.Repacks, Packed: rep.Packed, Private: rep.Private,
+			HeapByReason: rep.HeapByReason, FileBytes: rep.FileBytes, Commits: rep.Commits,
+			OutputDigest: rep.OutputDigest,
+		}
+		if rep.LoadErr != nil {
+			r.LoadErr = rep.LoadErr.Error()
+		}
+		if rep.CommitErr != nil {
+			r.CommitErr = rep.CommitErr.Error()
+		}
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ChildMain runs the child role when ChildEnv is set and exits; otherwise
+// it returns. Call it first in TestMain.
+func ChildMain() {
+	s := os.Getenv(ChildEnv)
+	if s == "" {
+		return
+	}
+	j, err := ParseJob(s)
+	if err == nil {
+		err = RunChild(context.Background(), j, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,119 @@
+package proctest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// Exit is how a child ended.
+type Exit string
+
+const (
+	// ExitOK: the child finished its job.
+	ExitOK Exit = "ok"
+	// ExitKilled: the child died of the SIGKILL the parent sent.
+	ExitKilled Exit = "killed"
+	// ExitFailed: anything else: a non-zero status (a failed check, a Go
+	// fatal error such as an unrecovered SIGBUS, which the runtime turns
+	// into exit status 2), or death by a signal the parent did not send.
+	ExitFailed Exit = "failed"
+)
+
+// ErrChildFailed is matched by Outcome.Err for ExitFailed.
+var ErrChildFailed = errors.New("proctest: child failed")
+
+// Child is a running child process.
+type Child struct {
+	Job Job
+	cmd *exec.Cmd
+
+	stdout, stderr bytes.Buffer
+	mu             sync.Mutex
+	killed         bool
+}
+
+// Start runs exe (the test binary) in the child role for j.
+func Start(exe string, j Job) (*Child, error) {
+	c := &Child{Job: j}
+	c.cmd = exec.Command(exe)
+	c.cmd.Env = append(os.Environ(), ChildEnv+"="+j.Env())
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("proctest: start child %d: %w", j.ID, err)
+	}
+	return c, nil
+}
+
+// Kill sends SIGKILL. A child that already exited is not marked killed.
+func (c *Child) Kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd.Process.Signal(syscall.SIGKILL) == nil {
+		c.killed = true
+	}
+}
+
+// Outcome is what a child left behind.
+type Outcome struct {
+	Job     Job
+	Exit    Exit
+	Reports []Report
+	Stderr  string
+	Err     error
+}
+
+// Wait waits for the child and classifies its end.
+func (c *Child) Wait() Outcome {
+	werr := c.cmd.Wait()
+	c.mu.Lock()
+	killed := c.killed
+	c.mu.Unlock()
+	o := Outcome{Job: c.Job, Stderr: c.stderr.String()}
+	reps, perr := parseReports(c.stdout.Bytes(), killed)
+	o.Reports = reps
+	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case werr == nil && perr == nil:
+		o.Exit = ExitOK
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && killed && perr == nil:
+		o.Exit = ExitKilled
+	default:
+		o.Exit = ExitFailed
+		o.Err = fmt.Errorf("%w: child %d: %v (wait status %v, parse %v); stderr:\n%s", ErrChildFailed, c.Job.ID, werr, ws, perr, tail(o.Stderr, 2000))
+	}
+	return o
+}
+
+// parseReports reads the JSON lines. Each line is written by one write of
+// less than a pipe buffer, so only a killed child may leave a partial last
+// line, which is then dropped.
+func parseReports(out []byte, killed bool) ([]Report, error) {
+	var reps []Report
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var r Report
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			if killed && !bytes.HasSuffix(out, []byte("\n")) {
+				break
+			}
+			return reps, fmt.Errorf("proctest: report line %q: %w", sc.Text(), err)
+		}
+		reps = append(reps, r)
+	}
+	return reps, sc.Err()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -1,0 +1,208 @@
+//go:build unix
+
+package proctest_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/cache/proctest"
+	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/spec"
+)
+
+func TestMain(m *testing.M) {
+	proctest.ChildMain() // exits when this process is a child
+	os.Exit(m.Run())
+}
+
+// plan is the size of a run; XPWC_LONG=1 runs the larger one.
+type plan struct {
+	rounds, children, launches, kills int
+}
+
+func runPlan() plan {
+	if os.Getenv("XPWC_LONG") == "1" {
+		return plan{rounds: 10, children: 8, launches: 8, kills: 3}
+	}
+	return plan{rounds: 3, children: 6, launches: 4, kills: 2}
+}
+
+// heapDigests runs every program from heap packing: the outputs every
+// file-backed launch must reproduce bit for bit.
+func heapDigests(t *testing.T) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, name := range proctest.Programs {
+		p, err := proctest.Program(name)
+		require.NoError(t, err)
+		rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{Program: p})
+		require.NoError(t, err)
+		require.Equal(t, cache.LoadDisabled, rep.Load)
+		out[name] = rep.OutputDigest
+	}
+	require.NotEqual(t, out["a"], out["c"], "a and c must differ in their weights")
+	return out
+}
+
+// counts tallies launches by what they did with the lock and the file.
+type counts struct {
+	launches, warm, wrote, locked, busy, deduped int
+	children, killed, killedMidway                int
+}
+
+// TestProcessesShareOnePath: children launch programs a, b, c on one cache
+// path concurrently and repeatedly, some killed with SIGKILL on the way (G6,
+// G2). Every launch's output equals the heap run's, no child dies of
+// anything but our SIGKILL, every launch followed the lock protocol of
+// docs/locking.md, and afterwards the file loads, checks clean and converges.
+func TestProcessesShareOnePath(t *testing.T) {
+	pl := runPlan()
+	want := heapDigests(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache.xpwc")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	seed := rng.Uint64()
+	t.Logf("seed %d (kill delays and job seeds derive from it)", seed)
+	rng = rand.New(rand.NewPCG(seed, 2))
+
+	var n counts
+	for round := range pl.rounds {
+		kids := make([]*proctest.Child, pl.children)
+		for i := range kids {
+			j := proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches, Seed: seed + uint64(round)}
+			if i%2 == 1 {
+				j.LockWait = 50 * time.Millisecond
+			}
+			kids[i], err = proctest.Start(exe, j)
+			require.NoError(t, err)
+		}
+		// Kill some children after a random delay: before their first
+		// launch, mid-pack, mid-commit or between launches.
+		for _, i := range rng.Perm(pl.children)[:pl.kills] {
+			c := kids[i]
+			time.AfterFunc(time.Duration(5+rng.IntN(150))*time.Millisecond, c.Kill)
+		}
+		for _, c := range kids {
+			o := c.Wait()
+			require.NoError(t, o.Err)
+			n.children++
+			if o.Exit == proctest.ExitKilled {
+				n.killed++
+				if len(o.Reports) > 0 {
+					n.killedMidway++
+				}
+			} else {
+				require.Len(t, o.Reports, pl.launches, "child %d finished without all its reports", o.Job.ID)
+			}
+			for _, r := range o.Reports {
+				checkReport(t, r, want, &n)
+			}
+		}
+	}
+	t.Logf("children=%d killed=%d (after ≥1 launch: %d) launches=%d warm=%d wrote=%d locked=%d lock-busy=%d deduped=%d",
+		n.children, n.killed, n.killedMidway, n.launches, n.warm, n.wrote, n.locked, n.busy, n.deduped)
+	require.Positive(t, n.killed, "no child was killed")
+	require.Positive(t, n.warm, "no launch hit everything")
+	require.Positive(t, n.wrote, "no launch committed")
+
+	checkFileAfter(t, path, want)
+}
+
+// checkReport checks one launch against the heap outputs and the lock
+// protocol of docs/locking.md ("A busy lock", LockWait 0 or 50 ms).
+func checkReport(t *testing.T, r proctest.Report, want map[string]uint64, n *counts) {
+	t.Helper()
+	n.launches++
+	id := func() string { return r.Program + " child " + strconv.Itoa(r.Child) + " launch " + strconv.Itoa(r.Launch) }
+	require.Equal(t, want[r.Program], r.OutputDigest, "%s: output differs from the heap run (G1)", id())
+	// A kill at any instant leaves the previous or the new commit loadable
+	// (G2): never a rejected file, never an I/O failure.
+	require.Contains(t, []cache.LoadOutcome{cache.LoadOK, cache.LoadMissing, cache.LoadLocked}, r.Load, "%s: load %s (%s)", id(), r.Load, r.LoadErr)
+	require.Empty(t, r.CommitErr, "%s", id())
+	require.Zero(t, r.Private, "%s: the backend packed privately", id())
+	busy := r.HeapByReason[cache.HeapLockBusy] > 0
+	repacked := uint64(0)
+	for _, v := range r.Repacks {
+		repacked += v
+	}
+	switch {
+	case r.Misses == 0:
+		n.warm++
+		require.Zero(t, r.Commits, "%s: a launch that hit everything wrote (G4)", id())
+	case r.Load == cache.LoadLocked:
+		// docs/locking.md: a busy shared lock at load ⇒ every reservation of
+		// this program goes to heap, and nothing is written.
+		n.locked++
+		require.True(t, busy, "%s: load was locked but nothing went to heap as lock-busy: %+v", id(), r)
+		require.Zero(t, r.Commits, "%s: load was locked, yet the launch committed", id())
+	case busy:
+		// The exclusive lock was busy at the first reservation: heap, and
+		// nothing written.
+		n.busy++
+		require.Zero(t, r.Commits, "%s: lock-busy launch committed", id())
+	case r.Commits > 0:
+		n.wrote++
+		require.Positive(t, repacked, "%s: committed without packing anything", id())
+	default:
+		// Missed on a stale view, then found the entries in the newest
+		// commit re-read under the exclusive lock: nothing new to write.
+		n.deduped++
+		require.Zero(t, repacked, "%s: packed into the file without committing: %+v", id(), r)
+	}
+}
+
+// checkFileAfter: the file left by the run parses, loads, checks clean,
+// serves every program with the heap run's outputs, converges (a second
+// launch hits everything, G3) and has no temporary files once a writer ran.
+func checkFileAfter(t *testing.T, path string, want map[string]uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	format, err := spec.DetectFormat(f, fi.Size())
+	require.NoError(t, err)
+	require.Equal(t, spec.FormatV3, format)
+	_, err = spec.ParseV3(f, fi.Size())
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	c, err := cache.Open(cache.Options{Path: path})
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("check"))
+	require.Equal(t, cache.LoadOK, c.Stats().Load)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Check())
+	require.NoError(t, c.Compact()) // takes the writer lock: removes crashed writers' temporaries
+	require.NoError(t, c.Close())
+	temps, err := filepath.Glob(path + ".tmp-*")
+	require.NoError(t, err)
+	require.Empty(t, temps)
+
+	for _, name := range proctest.Programs {
+		p, err := proctest.Program(name)
+		require.NoError(t, err)
+		for i := range 2 {
+			rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{CachePath: path, Program: p, Verify: true})
+			require.NoError(t, err)
+			require.True(t, rep.Verified, "%s", name)
+			require.Equal(t, want[name], rep.OutputDigest)
+			if i == 1 {
+				require.Zero(t, rep.Misses, "%s: second sequential launch missed (G3)", name)
+				require.Zero(t, rep.Commits, "%s: second sequential launch wrote (G4)", name)
+			}
+		}
+	}
+}
+

@@ -1,0 +1,37 @@
+package proctest
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xpwc/xpwc/impl/runtime"
+)
+
+// Programs are the programs children launch:
+//   - "a": the small preset;
+//   - "b": another graph whose tensor names are disjoint from a's, so a and
+//     b share the file without invalidating each other;
+//   - "c": the small preset with other source weights: the same names as a
+//     with a different source digest, so a and c keep replacing each
+//     other's entries (G1, G3).
+var Programs = []string{"a", "b", "c"}
+
+// ErrUnknownProgram is returned by Program for a name not in Programs.
+var ErrUnknownProgram = errors.New("proctest: unknown program")
+
+// Program returns the named program.
+func Program(name string) (*runtime.Program, error) {
+	switch name {
+	case "a":
+		return runtime.Preset(runtime.PresetSmall, 1)
+	case "b":
+		return runtime.NewSynthetic("b", 2, []runtime.Layer{
+			{Name: "b_in", N: 48, K: 64, Bias: true},
+			{Name: "b_mid", Input: "b_in", N: 80, K: 48},
+			{Name: "b_out", Input: "b_mid", N: 10, K: 80, Bias: true},
+		})
+	case "c":
+		return runtime.Preset(runtime.PresetSmall, 3)
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownProgram, name)
+}
