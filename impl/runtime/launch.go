@@ -59,8 +59,11 @@ type LaunchReport struct {
 	// those the backend packed into its own memory (cache off or refusing).
 	Hits, Misses uint64
 	Repacks      map[cache.RepackReason]uint64
-	Packed       int
-	Private      int
+	// Entries is the number of entries in the cache's index after the
+	// launch: on a warm launch with nothing new, the entries it loaded.
+	Entries int
+	Packed  int
+	Private int
 	// HeapBytes is the packed bytes on the heap (sum over HeapByReason);
 	// FileBytes those in clean file-backed pages (G5).
 	HeapBytes    uint64
@@ -156,6 +159,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	bs := b.Stats()
 	rep.Packed, rep.Private, rep.SourceBytesHeld = bs.Packed, bs.Private, b.SourceBytesHeld()
 	st := c.Stats()
+	rep.Entries = len(c.Names())
 	rep.Load, rep.LoadErr = st.Load, st.LoadErr
 	rep.Hits, rep.Misses, rep.Repacks = st.Hits, st.Misses, st.Repacks
 	rep.HeapByReason, rep.FileBytes = st.HeapBytes, st.FileBytes

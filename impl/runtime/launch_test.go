@@ -99,6 +99,8 @@ func TestLaunchesBitIdentical(t *testing.T) {
 			// Finalize commits once; the explicit Save after it and the warm
 			// launch have nothing new and must write nothing (G4).
 			return fmt.Sprintf("commits: cold %d, warm %d", cold.Commits, warm.Commits)
+		case cold.Entries != n || warm.Entries != n:
+			return fmt.Sprintf("entries: cold %d, warm %d, want %d", cold.Entries, warm.Entries, n)
 		case warm.FileSize != cold.FileSize:
 			return fmt.Sprintf("warm launch grew the file %d -> %d", cold.FileSize, warm.FileSize)
 		}
