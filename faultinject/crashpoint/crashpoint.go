@@ -65,6 +65,15 @@ type Workload struct {
 	Run func(e Env) error
 	// Keys are the current keys after Run: what recovery looks up.
 	Keys []spec.Key
+	// Pack is the packer of Run and of the checks; nil means Pack.
+	Pack func(spec.Key) []byte
+}
+
+func (w Workload) packer() func(spec.Key) []byte {
+	if w.Pack == nil {
+		return Pack
+	}
+	return w.Pack
 }
 
 // Config tunes an enumeration.
@@ -166,13 +175,20 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 			return rep, err
 		}
 		fsys.SetCrashAfter(base + n)
-		if p := runCrashing(w, Env{FS: wrap(cfg, fsys), Opts: opts, Saved: func([]spec.Key) {}}); p != "" {
+		// Bytes handed out before the crash must be right too (G1).
+		observe := func(r LaunchResult, _ error) {
+			for _, k := range r.Wrong {
+				rep.Violations = append(rep.Violations, Violation{Guarantee: "G1", Point: n, LastOp: last, Crash: "-",
+					Detail: "the crashing run was served wrong bytes for " + keyName(k)})
+			}
+		}
+		if p := runCrashing(w, Env{FS: wrap(cfg, fsys), Opts: opts, Saved: func([]spec.Key) {}, Observe: observe}); p != "" {
 			rep.Violations = append(rep.Violations, Violation{Guarantee: "G8", Point: n, LastOp: last, Crash: "-",
 				Detail: "the crashing run panicked: " + p})
 		}
 		check := func(state *crashfs.FS, crash string) {
 			rep.States++
-			for _, v := range recoverAndCheck(state, opts, w.Keys, mustHit) {
+			for _, v := range recoverAndCheck(state, opts, w.Keys, mustHit, w.packer()) {
 				v.Point, v.LastOp, v.Crash = n, last, crash
 				rep.Violations = append(rep.Violations, v)
 			}
@@ -237,7 +253,7 @@ func runCrashing(w Workload, e Env) (panicked string) {
 }
 
 // recoverAndCheck runs the recovery launch and the one after it on state.
-func recoverAndCheck(state *crashfs.FS, opts cache.Options, keys, mustHit []spec.Key) (vs []Violation) {
+func recoverAndCheck(state *crashfs.FS, opts cache.Options, keys, mustHit []spec.Key, pack func(spec.Key) []byte) (vs []Violation) {
 	defer func() {
 		if r := recover(); r != nil {
 			vs = append(vs, Violation{Guarantee: "G7", Detail: fmt.Sprintf("recovery panicked: %v\n%s", r, debug.Stack())})
@@ -246,14 +262,14 @@ func recoverAndCheck(state *crashfs.FS, opts cache.Options, keys, mustHit []spec
 	add := func(g, format string, args ...any) {
 		vs = append(vs, Violation{Guarantee: g, Detail: fmt.Sprintf(format, args...)})
 	}
-	r1, err := Launch(state, opts, keys)
+	r1, err := LaunchPacked(state, opts, keys, pack)
 	if err != nil {
 		add("G8", "recovery launch failed: %v", err)
 		return vs
 	}
 	checkLoad(r1.Stats, add)
 	for _, k := range r1.Wrong {
-		add("G1", "recovery hit %s with wrong bytes", k.Name())
+		add("G1", "recovery hit %s with wrong bytes", keyName(k))
 	}
 	if r1.CheckErr != nil {
 		add("G7", "cache check after recovery: %v", r1.CheckErr)
@@ -271,13 +287,13 @@ func recoverAndCheck(state *crashfs.FS, opts cache.Options, keys, mustHit []spec
 	if !r1.Committed {
 		add("G3", "recovery launch could not commit: %v", r1.Stats.CommitErr)
 	}
-	r2, err := Launch(state, opts, keys)
+	r2, err := LaunchPacked(state, opts, keys, pack)
 	if err != nil {
 		add("G8", "second launch failed: %v", err)
 		return vs
 	}
 	for _, k := range r2.Wrong {
-		add("G1", "second launch hit %s with wrong bytes", k.Name())
+		add("G1", "second launch hit %s with wrong bytes", keyName(k))
 	}
 	if len(r2.Misses) > 0 {
 		add("G3", "second launch re-packed %d of %d (load %s %v)", len(r2.Misses), len(keys), r2.Stats.Load, r2.Stats.LoadErr)
@@ -307,4 +323,12 @@ func inKeys(ks []spec.Key, k spec.Key) bool {
 		}
 	}
 	return false
+}
+
+// keyName prints a key's names without the NUL separator of Key.Name.
+func keyName(k spec.Key) string {
+	if k.Bias == "" {
+		return k.Weight
+	}
+	return k.Weight + "+" + k.Bias
 }

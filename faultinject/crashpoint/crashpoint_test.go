@@ -95,3 +95,30 @@ func TestErrorPoints(t *testing.T) {
 		t.Logf("%s: %d errors injected", format, injected)
 	}
 }
+
+// A weight whose bytes end in a forged v2 trailer, and a crash before the
+// real index: v3 ignores the forgery at every crash point; v2 serves it.
+func TestForgedTrailerCrashPoints(t *testing.T) {
+	for _, format := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		rep, err := Enumerate(Config{Format: format, Outcomes: outcomes(), Seed: 1}, ForgedTrailer(4))
+		require.NoError(t, err)
+		t.Log(rep)
+		by := rep.ByGuarantee()
+		if format == spec.FormatV3 {
+			assert.Empty(t, rep.Violations)
+			for i, v := range rep.Violations {
+				if i < 5 {
+					t.Errorf("%s", v)
+				}
+			}
+		} else {
+			assert.Positive(t, by["G1"], "v2 accepts an index forged in weight bytes after a crash")
+			for _, v := range rep.Violations {
+				if v.Guarantee == "G1" {
+					t.Logf("v2 first G1: %s", v)
+					break
+				}
+			}
+		}
+	}
+}

@@ -87,7 +87,7 @@ func EnumerateErrors(cfg Config, w Workload) (ErrorReport, error) {
 			for _, v := range res.violations {
 				rep.Violations = append(rep.Violations, at(v))
 			}
-			for _, v := range afterFault(fsys, opts, w.Keys, mustHit) {
+			for _, v := range afterFault(fsys, opts, w.Keys, mustHit, w.packer()) {
 				rep.Violations = append(rep.Violations, at(v))
 			}
 		}
@@ -121,7 +121,7 @@ func runFaulted(w Workload, fsys vfs.FS, opts cache.Options) (res faultedResult,
 			res.violations = append(res.violations, Violation{Guarantee: "G8", Detail: "launch failed: " + errs[i].Error()})
 		}
 		for _, k := range r.Wrong {
-			res.violations = append(res.violations, Violation{Guarantee: "G1", Detail: "faulted launch served wrong bytes for " + k.Name()})
+			res.violations = append(res.violations, Violation{Guarantee: "G1", Detail: "faulted launch served wrong bytes for " + keyName(k)})
 		}
 		if r.CheckErr != nil {
 			res.violations = append(res.violations, Violation{Guarantee: "G7", Detail: "cache check: " + r.CheckErr.Error()})
@@ -135,7 +135,7 @@ func runFaulted(w Workload, fsys vfs.FS, opts cache.Options) (res faultedResult,
 }
 
 // afterFault runs two clean launches on the filesystem the fault left.
-func afterFault(fsys *crashfs.FS, opts cache.Options, keys, mustHit []spec.Key) []Violation {
+func afterFault(fsys *crashfs.FS, opts cache.Options, keys, mustHit []spec.Key, pack func(spec.Key) []byte) []Violation {
 	next := fsys.ProcessCrash() // a new process: locks and mappings of the faulted one are gone
-	return recoverAndCheck(next, opts, keys, mustHit)
+	return recoverAndCheck(next, opts, keys, mustHit, pack)
 }

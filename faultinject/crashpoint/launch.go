@@ -75,6 +75,12 @@ type LaunchResult struct {
 // provider: look up; on a miss reserve, pack and look up or insert; then
 // finalize (which commits) and close.
 func Launch(fsys vfs.FS, opts cache.Options, ks []spec.Key) (LaunchResult, error) {
+	return LaunchPacked(fsys, opts, ks, Pack)
+}
+
+// LaunchPacked is Launch with another packer: pack is both what misses store
+// and what hits are checked against.
+func LaunchPacked(fsys vfs.FS, opts cache.Options, ks []spec.Key, pack func(spec.Key) []byte) (LaunchResult, error) {
 	var res LaunchResult
 	opts.FS = fsys
 	c, err := cache.Open(opts)
@@ -91,7 +97,7 @@ func Launch(fsys vfs.FS, opts cache.Options, ks []spec.Key) (LaunchResult, error
 			res.Hits = append(res.Hits, k)
 		} else {
 			res.Misses = append(res.Misses, k)
-			want := Pack(k)
+			want := pack(k)
 			buf, err := c.ReserveSpace(len(want))
 			if err != nil {
 				return res, err
@@ -105,7 +111,7 @@ func Launch(fsys vfs.FS, opts cache.Options, ks []spec.Key) (LaunchResult, error
 		if err != nil {
 			return res, err
 		}
-		if string(got) != string(Pack(k)) {
+		if string(got) != string(pack(k)) {
 			res.Wrong = append(res.Wrong, k)
 		}
 	}

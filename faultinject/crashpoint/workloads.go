@@ -9,8 +9,10 @@ import (
 )
 
 // launchAndMark is one launch that reports its save point when it committed.
-func launchAndMark(e Env, ks []spec.Key) error {
-	r, err := Launch(e.FS, e.Opts, ks)
+func launchAndMark(e Env, ks []spec.Key) error { return launchAndMarkPacked(e, ks, Pack) }
+
+func launchAndMarkPacked(e Env, ks []spec.Key, pack func(spec.Key) []byte) error {
+	r, err := LaunchPacked(e.FS, e.Opts, ks, pack)
 	e.observe(r, err)
 	if err != nil {
 		return err
@@ -100,4 +102,53 @@ func writeCorrupt(e Env) error {
 		return err
 	}
 	return e.FS.SyncDir(Dir)
+}
+
+// ForgedTrailer is the workload of a weight whose packed bytes end in a
+// forged v2 index and footer (weights are caller-controlled bytes). After a
+// committed launch over ks, a launch adds one new weight, the carrier, of
+// two pages whose last bytes are the forgery: an index naming ks[0] at the
+// carrier's own offset. A crash after the carrier's data reach the file
+// and before the real index is written leaves the forgery at the end of the
+// file. v2 then serves the carrier's bytes as ks[0] (G1) and loses the
+// other entries (G2); v3 finds commits only in its header slots.
+func ForgedTrailer(n int) Workload {
+	ks := Keys(n, 1)
+	carrier := spec.Key{Weight: "zz.carrier", Seed: 1, Fingerprint: 7, Source: 99}
+	all := append(append([]spec.Key(nil), ks...), carrier)
+	const carrierLen = 8192
+	var carrierOff uint64 // where the next append lands, learned in Setup
+	pack := func(k spec.Key) []byte {
+		if k != carrier {
+			return Pack(k)
+		}
+		b := make([]byte, carrierLen)
+		for i := range b {
+			b[i] = byte(i*7 + 1)
+		}
+		victim := spec.Entry{Key: spec.Key{Weight: ks[0].V2Name(), Seed: ks[0].Seed},
+			Offset: carrierOff, Size: uint64(len(Pack(ks[0])))}
+		probe := spec.EncodeV2Index(0, []spec.Entry{victim})
+		idx := spec.EncodeV2Index(carrierOff+carrierLen-uint64(len(probe)), []spec.Entry{victim})
+		copy(b[carrierLen-len(idx):], idx)
+		return b
+	}
+	return Workload{
+		Name: "forged-trailer",
+		Setup: func(e Env) error {
+			if err := launchAndMark(e, ks); err != nil {
+				return err
+			}
+			st, err := e.FS.Stat(Path)
+			if err != nil {
+				return err
+			}
+			align := int64(max(e.FS.PageSize(), spec.V2Alignment))
+			carrierOff = uint64((st.Size() + align - 1) / align * align)
+			return nil
+		},
+		Run:  func(e Env) error { return launchAndMarkPacked(e, all, pack) },
+		Keys: all,
+		Pack: pack,
+	}
 }
