@@ -81,16 +81,33 @@ func Launch(fsys vfs.FS, opts cache.Options, ks []spec.Key) (LaunchResult, error
 // LaunchPacked is Launch with another packer: pack is both what misses store
 // and what hits are checked against.
 func LaunchPacked(fsys vfs.FS, opts cache.Options, ks []spec.Key, pack func(spec.Key) []byte) (LaunchResult, error) {
-	var res LaunchResult
+	c, err := Begin(fsys, opts)
+	if err != nil {
+		return LaunchResult{}, err
+	}
+	return Finish(fsys, c, ks, pack)
+}
+
+// Begin opens a cache and initializes the program: the load, and the
+// mapping of the committed file, happen here. Finish does the rest, so a
+// test can let another process commit in between.
+func Begin(fsys vfs.FS, opts cache.Options) (*cache.Cache, error) {
 	opts.FS = fsys
 	c, err := cache.Open(opts)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer c.Close()
 	if err := c.InitializeForProgram("model"); err != nil {
-		return res, err
+		_ = c.Close()
+		return nil, err
 	}
+	return c, nil
+}
+
+// Finish packs ks through c begun by Begin, finalizes and closes it.
+func Finish(fsys vfs.FS, c *cache.Cache, ks []spec.Key, pack func(spec.Key) []byte) (LaunchResult, error) {
+	var res LaunchResult
+	defer c.Close()
 	for _, k := range ks {
 		h, hit := c.LookUp(k)
 		if hit {

@@ -27,7 +27,8 @@ func launchAndMarkPacked(e Env, ks []spec.Key, pack func(spec.Key) []byte) error
 // Workloads are the standard crash-point workloads over a model of n
 // weights: cold launch and save; warm launch after a kernel upgrade that
 // re-packs half the weights, appends and commits; compaction; recovery from
-// a corrupt file.
+// a corrupt file; and two processes, one committing under the other's
+// mapping.
 func Workloads(n int) []Workload {
 	k1 := Keys(n, 1)
 	k2 := Upgrade(k1)
@@ -71,6 +72,7 @@ func Workloads(n int) []Workload {
 			Run:   func(e Env) error { return launchAndMark(e, k1) },
 			Keys:  k1,
 		},
+		Concurrent(n),
 	}
 }
 
@@ -150,5 +152,34 @@ func ForgedTrailer(n int) Workload {
 		Run:  func(e Env) error { return launchAndMarkPacked(e, all, pack) },
 		Keys: all,
 		Pack: pack,
+	}
+}
+
+// Concurrent is the workload of two processes on one cache file: process A
+// (the old model) loads and maps the file; process B, after a kernel
+// upgrade, re-packs half the weights and commits; then A packs its program
+// from what it loaded. A must get right bytes whatever B did to the file
+// (append in place, or a new file renamed over A's mapping), and a crash
+// anywhere in B's commit is recovered like any other.
+func Concurrent(n int) Workload {
+	k1 := Keys(n, 1)
+	k2 := Upgrade(k1)
+	return Workload{
+		Name:  "concurrent",
+		Setup: func(e Env) error { return launchAndMark(e, k1) },
+		Run: func(e Env) error {
+			a, err := Begin(e.FS, e.Opts)
+			if err != nil {
+				return err
+			}
+			errB := launchAndMark(e, k2)
+			r, err := Finish(e.FS, a, k1, Pack)
+			e.observe(r, err)
+			if err != nil {
+				return err
+			}
+			return errB
+		},
+		Keys: k2,
 	}
 }
