@@ -22,12 +22,17 @@ func (c *Cache) InitializeForProgram(program string) error {
 	if c.active != "" && c.active != program {
 		return fmt.Errorf("%w: %q while %q", ErrProgramActive, program, c.active)
 	}
+	// A load that could not use the file (busy shared lock: a writer is
+	// between its first append and its commit; an I/O error) sends this
+	// program's reservations to heap, even if the lock is free by the time
+	// they come (docs/locking.md, "A busy lock"). The next program retries.
+	var reason HeapReason
 	if c.opts.Path != "" && c.w == nil {
-		c.load()
+		reason = c.load()
 	}
 	c.active = program
 	c.finalized = false
-	c.blocked = ""
+	c.blocked = reason
 	c.lastLookupUnnamed = false
 	if c.programs[program] == nil {
 		c.programs[program] = map[uint64]struct{}{}
