@@ -56,7 +56,7 @@ func heapDigests(t *testing.T) map[string]uint64 {
 // counts tallies launches by what they did with the lock and the file.
 type counts struct {
 	launches, warm, wrote, locked, busy, deduped int
-	children, killed, killedMidway                int
+	children, killed, killedMidway               int
 }
 
 // TestProcessesShareOnePath: children launch programs a, b, c on one cache
@@ -124,7 +124,9 @@ func TestProcessesShareOnePath(t *testing.T) {
 func checkReport(t *testing.T, r proctest.Report, want map[string]uint64, n *counts) {
 	t.Helper()
 	n.launches++
-	id := func() string { return r.Program + " child " + strconv.Itoa(r.Child) + " launch " + strconv.Itoa(r.Launch) }
+	id := func() string {
+		return r.Program + " child " + strconv.Itoa(r.Child) + " launch " + strconv.Itoa(r.Launch)
+	}
 	require.Equal(t, want[r.Program], r.OutputDigest, "%s: output differs from the heap run (G1)", id())
 	// A kill at any instant leaves the previous or the new commit loadable
 	// (G2): never a rejected file, never an I/O failure.
@@ -205,4 +207,3 @@ func checkFileAfter(t *testing.T, path string, want map[string]uint64) {
 		}
 	}
 }
-
