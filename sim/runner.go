@@ -154,7 +154,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	outs := model.Step(&r.design, r.bounds, r.st, op)
 	switch {
 	case len(outs) == 0:
-		return "not enabled", nil
+		return "", &HarnessError{Op: op, Msg: "not enabled in this state of the model"}
 	case len(outs) > 1:
 		var bs []string
 		for _, o := range outs {
