@@ -31,6 +31,8 @@ func (f Format) String() string {
 // while a v3 file's footer position holds arbitrary bytes. An unknown file
 // comes with ErrTooSmall or ErrBadMagic.
 func DetectFormat(r io.ReaderAt, size int64) (Format, error) {
+	// Either slot's magic is enough: power loss may have torn the slot
+	// being written, and the other one still identifies the file.
 	var m [8]byte
 	for pos := int64(0); pos < 2; pos++ {
 		off := pos * V3SlotSize

@@ -185,6 +185,8 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 		if nameLen == 0 || nameLen > V2MaxNameLen {
 			return nil, ferr(pos, "name_len", uint64(nameLen), ErrBadName)
 		}
+		// The record is read only once its length is known to lie inside
+		// the index, so the window never reads past the footer.
 		b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry")
 		if err != nil {
 			return nil, err
@@ -211,9 +213,13 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 		}
 		pos += V2EntryFixedSize + int64(nameLen)
 	}
+	// Bytes between the last declared entry and the footer: ExecuTorch
+	// ignores them; here they mean a torn or forged index.
 	if pos != end {
 		return nil, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
+	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
+	// region; such a file came from a broken writer and is rejected.
 	if i := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight }); i >= 0 {
 		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}

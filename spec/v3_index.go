@@ -102,6 +102,10 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	if count > body/V3MinEntrySize {
 		return nil, ferr(pos+8, "entry count", count, ErrCountMismatch)
 	}
+	// All names share one buffer, grown once to the most name bytes the
+	// block can hold (and no more than count maximal names), so it is never
+	// reallocated: names handed out earlier stay valid, and a million names
+	// cost one allocation instead of a million.
 	var names strings.Builder
 	names.Grow(int(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
 	entries := make([]Entry, count)
@@ -109,6 +113,9 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	for i := range entries {
 		rest := end - pos
 		if rest == 0 {
+			// Fewer entries than declared: a writer that miscounted, or a
+			// count forged to make a reader allocate (it fit the size check
+			// above only because the names are long).
 			return nil, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
 		}
 		if rest < V3EntryFixedSize {
@@ -125,6 +132,9 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 		e.Key.Source = le.Uint64(b[24:])
 		e.Key.Seed = le.Uint32(b[32:])
 		e.CRC = le.Uint32(b[36:])
+		// name_len is checked against the bytes actually left before it is
+		// used for anything, in int64 so that no value can wrap (the 32-bit
+		// wrap of ExecuTorch's bounds arithmetic, §8 item 3).
 		nameLen := int64(le.Uint32(b[40:]))
 		if nameLen > rest-V3EntryFixedSize {
 			return nil, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
@@ -148,6 +158,9 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 				return nil, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
 			}
 		}
+		// Exactly one separator and a non-empty weight: "ab"+"c" and
+		// "a"+"bc" must stay different keys (G1), and unnamed constants are
+		// never persisted.
 		start := names.Len()
 		names.Write(name)
 		wt, bias, ok := SplitName(names.String()[start:])

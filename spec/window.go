@@ -29,6 +29,9 @@ func (w *window) at(off int64, n int, field string) ([]byte, error) {
 		i := off - w.off
 		return w.buf[i : i+int64(n)], nil
 	}
+	// Refill from off, not from the end of the previous window: an entry
+	// that straddled the boundary is read again whole, which costs at most
+	// one entry's bytes per refill and keeps the caller's slice contiguous.
 	m := min(int64(len(w.buf)), w.hi-off)
 	if err := readFull(w.r, off, w.buf[:m], field); err != nil {
 		return nil, err
