@@ -3,6 +3,7 @@ package proctest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,14 +43,14 @@ func ParseJob(s string) (Job, error) {
 		return Job{}, fmt.Errorf("proctest: job %q: want 5 fields", s)
 	}
 	var j Job
-	var err error
-	var n [4]int64
-	for i := range 4 {
-		if n[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
-			return Job{}, fmt.Errorf("proctest: job %q: %w", s, err)
-		}
+	id, err1 := strconv.Atoi(f[0])
+	launches, err2 := strconv.Atoi(f[1])
+	seed, err3 := strconv.ParseUint(f[2], 10, 64)
+	wait, err4 := strconv.ParseInt(f[3], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return Job{}, fmt.Errorf("proctest: job %q: %w", s, err)
 	}
-	j.ID, j.Launches, j.Seed, j.LockWait, j.Path = int(n[0]), int(n[1]), uint64(n[2]), time.Duration(n[3]), f[4]
+	j.ID, j.Launches, j.Seed, j.LockWait, j.Path = id, launches, seed, time.Duration(wait), f[4]
 	return j, nil
 }
 
@@ -67,7 +68,10 @@ type Report struct {
 	FileBytes     uint64
 	Commits       uint64
 	CommitErr     string `json:",omitempty"`
-	OutputDigest  uint64
+	// CommitBusy: CommitErr is a busy lock (docs/locking.md: Finalize
+	// records it instead of failing).
+	CommitBusy   bool `json:",omitempty"`
+	OutputDigest uint64
 }
 
 // RunChild performs j and writes one Report per launch to w as a JSON line,
@@ -97,6 +101,7 @@ func RunChild(ctx context.Context, j Job, w io.Writer) error {
 		}
 		if rep.CommitErr != nil {
 			r.CommitErr = rep.CommitErr.Error()
+			r.CommitBusy = errors.Is(rep.CommitErr, cache.ErrLockBusy)
 		}
 		if err := enc.Encode(r); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -34,22 +35,59 @@ type Child struct {
 	Job Job
 	cmd *exec.Cmd
 
-	stdout, stderr bytes.Buffer
-	mu             sync.Mutex
-	killed         bool
+	stderr bytes.Buffer
+	// stdout is filled by a reader goroutine; first is closed when the
+	// first report line is complete, done when stdout reached EOF.
+	stdout      bytes.Buffer
+	first, done chan struct{}
+
+	mu     sync.Mutex
+	killed bool
 }
 
 // Start runs exe (the test binary) in the child role for j.
 func Start(exe string, j Job) (*Child, error) {
-	c := &Child{Job: j}
+	c := &Child{Job: j, first: make(chan struct{}), done: make(chan struct{})}
 	c.cmd = exec.Command(exe)
 	c.cmd.Env = append(os.Environ(), ChildEnv+"="+j.Env())
-	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	c.cmd.Stderr = &c.stderr
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("proctest: start child %d: %w", j.ID, err)
+	}
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("proctest: start child %d: %w", j.ID, err)
 	}
+	go c.read(out)
 	return c, nil
 }
+
+func (c *Child) read(out io.Reader) {
+	defer close(c.done)
+	buf := make([]byte, 4096)
+	seen := false
+	for {
+		n, err := out.Read(buf)
+		c.mu.Lock()
+		c.stdout.Write(buf[:n])
+		c.mu.Unlock()
+		if !seen && bytes.IndexByte(buf[:n], '\n') >= 0 {
+			seen = true
+			close(c.first)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// FirstReport is closed once the child has reported its first launch;
+// killing it then lands in a later launch (mid-pack, mid-commit or
+// between them), not before any work.
+func (c *Child) FirstReport() <-chan struct{} { return c.first }
+
+// Exited is closed when the child's output ended (it exited or was killed).
+func (c *Child) Exited() <-chan struct{} { return c.done }
 
 // Kill sends SIGKILL. A child that already exited is not marked killed.
 func (c *Child) Kill() {
@@ -71,6 +109,7 @@ type Outcome struct {
 
 // Wait waits for the child and classifies its end.
 func (c *Child) Wait() Outcome {
+	<-c.done // Wait must follow the last read of the pipe
 	werr := c.cmd.Wait()
 	c.mu.Lock()
 	killed := c.killed

@@ -31,9 +31,9 @@ type plan struct {
 
 func runPlan() plan {
 	if os.Getenv("XPWC_LONG") == "1" {
-		return plan{rounds: 10, children: 8, launches: 8, kills: 3}
+		return plan{rounds: 12, children: 8, launches: 10, kills: 4}
 	}
-	return plan{rounds: 3, children: 6, launches: 4, kills: 2}
+	return plan{rounds: 4, children: 6, launches: 6, kills: 2}
 }
 
 // heapDigests runs every program from heap packing: the outputs every
@@ -55,8 +55,8 @@ func heapDigests(t *testing.T) map[string]uint64 {
 
 // counts tallies launches by what they did with the lock and the file.
 type counts struct {
-	launches, warm, wrote, locked, busy, deduped int
-	children, killed, killedMidway               int
+	launches, warm, wrote, locked, busy, busyDropped, deduped, commitBusy int
+	children, killed, killedMidway                                        int
 }
 
 // TestProcessesShareOnePath: children launch programs a, b, c on one cache
@@ -87,11 +87,19 @@ func TestProcessesShareOnePath(t *testing.T) {
 			kids[i], err = proctest.Start(exe, j)
 			require.NoError(t, err)
 		}
-		// Kill some children after a random delay: before their first
-		// launch, mid-pack, mid-commit or between launches.
+		// Kill some children on the way: once they reported a launch, after
+		// a random delay, so the kill lands in a later launch (before its
+		// load, mid-pack, mid-commit, during inference) or between them.
 		for _, i := range rng.Perm(pl.children)[:pl.kills] {
-			c := kids[i]
-			time.AfterFunc(time.Duration(5+rng.IntN(150))*time.Millisecond, c.Kill)
+			c, d := kids[i], time.Duration(rng.IntN(20_000))*time.Microsecond
+			go func() {
+				select {
+				case <-c.FirstReport():
+					time.Sleep(d)
+					c.Kill()
+				case <-c.Exited():
+				}
+			}()
 		}
 		for _, c := range kids {
 			o := c.Wait()
@@ -110,8 +118,8 @@ func TestProcessesShareOnePath(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("children=%d killed=%d (after ≥1 launch: %d) launches=%d warm=%d wrote=%d locked=%d lock-busy=%d deduped=%d",
-		n.children, n.killed, n.killedMidway, n.launches, n.warm, n.wrote, n.locked, n.busy, n.deduped)
+	t.Logf("children=%d killed=%d (after ≥1 launch: %d) launches=%d warm=%d wrote=%d locked=%d lock-busy=%d (committing drops: %d) deduped=%d commit-lock-busy=%d",
+		n.children, n.killed, n.killedMidway, n.launches, n.warm, n.wrote, n.locked, n.busy, n.busyDropped, n.deduped, n.commitBusy)
 	require.Positive(t, n.killed, "no child was killed")
 	require.Positive(t, n.warm, "no launch hit everything")
 	require.Positive(t, n.wrote, "no launch committed")
@@ -131,7 +139,12 @@ func checkReport(t *testing.T, r proctest.Report, want map[string]uint64, n *cou
 	// A kill at any instant leaves the previous or the new commit loadable
 	// (G2): never a rejected file, never an I/O failure.
 	require.Contains(t, []cache.LoadOutcome{cache.LoadOK, cache.LoadMissing, cache.LoadLocked}, r.Load, "%s: load %s (%s)", id(), r.Load, r.LoadErr)
-	require.Empty(t, r.CommitErr, "%s", id())
+	if r.CommitErr != "" {
+		// docs/locking.md: a Finalize that cannot get the lock records the
+		// busy lock; any other commit error is a failure.
+		require.True(t, r.CommitBusy, "%s: commit failed: %s", id(), r.CommitErr)
+		n.commitBusy++
+	}
 	require.Zero(t, r.Private, "%s: the backend packed privately", id())
 	busy := r.HeapByReason[cache.HeapLockBusy] > 0
 	repacked := uint64(0)
@@ -144,23 +157,29 @@ func checkReport(t *testing.T, r proctest.Report, want map[string]uint64, n *cou
 		require.Zero(t, r.Commits, "%s: a launch that hit everything wrote (G4)", id())
 	case r.Load == cache.LoadLocked:
 		// docs/locking.md: a busy shared lock at load ⇒ every reservation of
-		// this program goes to heap, and nothing is written.
+		// this program goes to heap. Nothing was loaded, so nothing is
+		// mapped and there is nothing to drop: nothing is written.
 		n.locked++
 		require.True(t, busy, "%s: load was locked but nothing went to heap as lock-busy: %+v", id(), r)
+		require.Zero(t, r.FileBytes, "%s: load was locked, yet file data is in use", id())
 		require.Zero(t, r.Commits, "%s: load was locked, yet the launch committed", id())
 	case busy:
-		// The exclusive lock was busy at the first reservation: heap, and
-		// nothing written.
+		// The exclusive lock was busy at the first reservation: its packs
+		// are on heap. Finalize may still take the lock to drop entries it
+		// found stale (the writer row of docs/locking.md's table).
 		n.busy++
-		require.Zero(t, r.Commits, "%s: lock-busy launch committed", id())
+		if r.Commits > 0 {
+			n.busyDropped++
+		}
 	case r.Commits > 0:
 		n.wrote++
 		require.Positive(t, repacked, "%s: committed without packing anything", id())
 	default:
 		// Missed on a stale view, then found the entries in the newest
-		// commit re-read under the exclusive lock: nothing new to write.
+		// commit re-read under the exclusive lock (or could not commit):
+		// nothing of its own in the file.
 		n.deduped++
-		require.Zero(t, repacked, "%s: packed into the file without committing: %+v", id(), r)
+		require.True(t, repacked == 0 || r.CommitBusy, "%s: packed into the file without committing: %+v", id(), r)
 	}
 }
 
