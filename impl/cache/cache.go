@@ -89,20 +89,20 @@ type Cache struct {
 	closed bool
 
 	nextID   uint64
-	byName   map[string]*entry // current entry per name
-	handles  map[uint64]*entry // every live entry
+	byName   map[entryName]*entry // current entry per name
+	handles  map[uint64]*entry    // every live entry
 	programs map[string]map[uint64]struct{}
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
-	tombstones map[string]spec.Key
+	tombstones map[entryName]spec.Key
 
 	active    string // program being initialized, "" if none
 	finalized bool
 	// lastLookupUnnamed sends the next reservation to heap: unnamed
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
-	missReason        map[string]RepackReason
+	missReason        map[entryName]RepackReason
 
 	reservations map[uintptr]*reservation
 	maps         []vfs.Mapping // every mapping, unmapped at Close
@@ -144,11 +144,11 @@ func Open(opts Options) (*Cache, error) {
 		opts:         o,
 		fsys:         o.FS,
 		pageSize:     o.FS.PageSize(),
-		byName:       map[string]*entry{},
+		byName:       map[entryName]*entry{},
 		handles:      map[uint64]*entry{},
 		programs:     map[string]map[uint64]struct{}{},
-		tombstones:   map[string]spec.Key{},
-		missReason:   map[string]RepackReason{},
+		tombstones:   map[entryName]spec.Key{},
+		missReason:   map[entryName]RepackReason{},
 		reservations: map[uintptr]*reservation{},
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
@@ -185,18 +185,23 @@ func (c *Cache) Close() error {
 		}
 	}
 	c.maps = nil
-	c.byName, c.handles, c.programs = map[string]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
+	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
 	c.reservations = map[uintptr]*reservation{}
 	return first
 }
 
-// name is the identity under which k is indexed: the v3 name, or in v2 mode
-// the ambiguous concatenation, which is all a v2 file can store.
-func (c *Cache) name(k spec.Key) string {
+// entryName is the identity under which an entry is indexed: weight and
+// bias names (a struct, so a look-up allocates nothing), or in v2 mode the
+// ambiguous concatenation in w, which is all a v2 file can store.
+type entryName struct{ w, b string }
+
+func (n entryName) String() string { return n.w + "+" + n.b }
+
+func (c *Cache) name(k spec.Key) entryName {
 	if c.opts.Format == spec.FormatV2 {
-		return k.V2Name()
+		return entryName{w: k.V2Name()}
 	}
-	return k.Name()
+	return entryName{k.Weight, k.Bias}
 }
 
 // matches reports whether stored entry e serves key k (G1).

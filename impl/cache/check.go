@@ -93,7 +93,7 @@ func (c *Cache) checkFile(bad func(string, ...any) error) error {
 	if cf.size != c.disk.size || cf.generation != c.disk.generation {
 		return nil // another process committed since
 	}
-	listed := map[string]spec.Entry{}
+	listed := map[entryName]spec.Entry{}
 	for _, d := range cf.entries {
 		listed[c.name(d.Key)] = d
 	}

@@ -144,7 +144,7 @@ func (c *Cache) sameData(e *entry, d spec.Entry) bool {
 // entries packed by this cache and not committed yet, and tombstones, win
 // over the file (they are what the next commit writes).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
-	disk := map[string]spec.Entry{}
+	disk := map[entryName]spec.Entry{}
 	if cf != nil {
 		for _, d := range cf.entries {
 			disk[c.name(d.Key)] = d
@@ -196,14 +196,25 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
 	}
-	for _, d := range add {
+	if len(c.byName) == 0 && len(c.handles) == 0 {
+		// First load: size the maps once instead of growing them through
+		// every power of two (a warm launch of 1,184 entries).
+		c.byName = make(map[entryName]*entry, len(add))
+		c.handles = make(map[uint64]*entry, len(add))
+	}
+	// One allocation for all entries of the load.
+	es := make([]entry, len(add))
+	for i, d := range add {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
 			// A heap packing of ours (lock was busy): the committed one
 			// serves later look-ups; ours lives on while referenced.
 			c.unindex(cur)
 		}
-		e := c.newEntry(d.Key, mem[d.Offset:d.End():d.End()])
+		e := &es[i]
+		c.nextID++
+		e.id, e.key, e.data = c.nextID, d.Key, mem[d.Offset:d.End():d.End()]
+		c.handles[e.id] = e
 		e.place, e.off, e.crc = inFile, int64(d.Offset), d.CRC
 		e.committed, e.persist = true, true
 		e.v2Key = c.opts.Format == spec.FormatV2
