@@ -19,6 +19,9 @@ import (
 func TestKnownDivergences(t *testing.T) {
 	files, err := filepath.Glob("testdata/known/*")
 	require.NoError(t, err)
+	emb, err := KnownScenarios()
+	require.NoError(t, err)
+	require.Len(t, emb, len(files))
 	seen := map[string]bool{}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {

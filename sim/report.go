@@ -56,10 +56,16 @@ func RunScenario(f File, cfg Config) Report {
 		return rep
 	}
 	defer r.Close()
-	for _, d := range ds {
-		if cfg.Trace != nil {
-			fmt.Fprintf(cfg.Trace, "%s:%d: %s\n", f.Name, d.Line, d.Text)
+	if cfg.Trace != nil {
+		fmt.Fprintf(cfg.Trace, "== %s (%s)\n", f.Name, cfg.Backend)
+		for _, l := range strings.Split(f.Text, "\n") {
+			if !strings.HasPrefix(l, "#") {
+				break
+			}
+			fmt.Fprintln(cfg.Trace, l)
 		}
+	}
+	for _, d := range ds {
 		got, err := r.Exec(d.Text)
 		rep.Steps++
 		if err != nil {

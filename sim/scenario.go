@@ -10,11 +10,15 @@ import (
 	"strings"
 )
 
-//go:embed testdata/scenarios
+//go:embed testdata/scenarios testdata/known
 var embedded embed.FS
 
-// ScenarioDir is the directory of the embedded scenarios inside Embedded.
-const ScenarioDir = "testdata/scenarios"
+// ScenarioDir is the directory of the embedded scenarios inside Embedded;
+// KnownDir holds the scenarios of known divergences (see Known).
+const (
+	ScenarioDir = "testdata/scenarios"
+	KnownDir    = "testdata/known"
+)
 
 // Embedded is the scenario suite compiled into the package, so simrun
 // replays it without a source checkout.
@@ -27,9 +31,14 @@ type File struct {
 }
 
 // Scenarios returns the embedded suite, sorted by name.
-func Scenarios() ([]File, error) {
+func Scenarios() ([]File, error) { return embeddedDir(ScenarioDir) }
+
+// KnownScenarios returns the embedded scenarios of known divergences.
+func KnownScenarios() ([]File, error) { return embeddedDir(KnownDir) }
+
+func embeddedDir(dir string) ([]File, error) {
 	var out []File
-	err := fs.WalkDir(embedded, ScenarioDir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(embedded, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -37,7 +46,7 @@ func Scenarios() ([]File, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, File{Name: strings.TrimPrefix(p, ScenarioDir+"/"), Text: string(b)})
+		out = append(out, File{Name: strings.TrimPrefix(p, dir+"/"), Text: string(b)})
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -1,9 +1,127 @@
 package main
 
-import "fmt"
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 
-// cmdReplay is not written yet; it says so instead of pretending to work.
+	"github.com/xpwc/xpwc/sim"
+)
+
+// cmdReplay replays scenario files in lockstep against the model and the
+// cache (docs/scenarios.md). Each file runs on every backend it supports,
+// or on the one --backend names.
 func cmdReplay(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun replay: not implemented yet")
-	return exitProblem
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	verbose := fs.Bool("v", false, "print every step with the model's state and the cache's observable state")
+	backend := fs.String("backend", "", "run only on this backend: crashfs, os or model (default: every backend a file supports)")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun replay [-v] [--backend NAME] FILE|DIR|embedded ...")
+		fmt.Fprintln(e.stderr, "  embedded (or --embedded) replays the scenario suite compiled into simrun")
+		fs.PrintDefaults()
+	}
+	paths, ok := parseInterspersed(fs, args, "embedded", "--embedded")
+	if !ok {
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	switch sim.Backend(*backend) {
+	case "", sim.BackendCrashFS, sim.BackendOS, sim.BackendModel:
+	default:
+		fmt.Fprintf(e.stderr, "simrun replay: unknown backend %q\n", *backend)
+		return exitUsage
+	}
+	var files []sim.File
+	for _, p := range paths {
+		var fl []sim.File
+		var err error
+		if p == "embedded" || p == "--embedded" {
+			fl, err = sim.Scenarios()
+		} else {
+			fl, err = sim.ReadFiles(p)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
+			return exitUsage
+		}
+		files = append(files, fl...)
+	}
+	var trace io.Writer
+	if *verbose {
+		trace = e.stdout
+	}
+	failed, ran := 0, 0
+	for _, f := range files {
+		for _, b := range sim.Backends(f.Text) {
+			if *backend != "" && sim.Backend(*backend) != b {
+				continue
+			}
+			ran++
+			rep := sim.RunScenario(f, sim.Config{Backend: b, Trace: trace})
+			printReport(e.stdout, rep)
+			if !rep.OK() {
+				failed++
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "replay: %d runs, %d passed, %d failed\n", ran, ran-failed, failed)
+	switch {
+	case ran == 0:
+		fmt.Fprintln(e.stderr, "simrun replay: no file runs on the chosen backend")
+		return exitUsage
+	case failed > 0:
+		return exitProblem
+	}
+	return exitOK
+}
+
+func printReport(w io.Writer, rep sim.Report) {
+	status := "ok"
+	if !rep.OK() {
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "%-4s %-50s %-8s %3d directives\n", status, rep.Name, rep.Backend, rep.Steps)
+	if rep.Err != nil {
+		if id, ok := rep.Known(); ok {
+			fmt.Fprintf(w, "     known divergence %s (docs/scenarios.md)\n", id)
+		}
+		fmt.Fprintf(w, "     %v\n", rep.Err)
+	}
+	for _, m := range rep.Mismatches {
+		fmt.Fprintf(w, "     line %d %q: output differs\n     want:\n%s\n     got:\n%s\n", m.Line, m.Directive, indent(m.Want), indent(m.Got))
+	}
+}
+
+func indent(s string) string {
+	return "       " + strings.ReplaceAll(s, "\n", "\n       ")
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// positional arguments (package flag stops at the first positional one).
+// Arguments listed in literal are positional even when they look like
+// flags.
+func parseInterspersed(fs *flag.FlagSet, args []string, literal ...string) ([]string, bool) {
+	var pos []string
+	for len(args) > 0 {
+		if slices.Contains(literal, args[0]) {
+			pos = append(pos, args[0])
+			args = args[1:]
+			continue
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, false
+		}
+		args = fs.Args()
+		if len(args) > 0 && !slices.Contains(literal, args[0]) {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	return pos, true
 }
