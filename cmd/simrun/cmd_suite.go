@@ -239,4 +239,3 @@ func knownDetail(known map[string]int) string {
 	}
 	return "stopped at known divergences: " + strings.Join(parts, " ")
 }
-
