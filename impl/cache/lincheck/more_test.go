@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
@@ -112,18 +113,16 @@ func TestLinearizableWarm(t *testing.T) {
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
 }
 
-// TestLinearizableWhole checks smaller histories without partitioning, so
-// that whole-cache operations (init, finalize, delete) are placed at one
-// point for every name.
-func TestLinearizableWhole(t *testing.T) {
-	w := lincheck.Workload{Clients: 8, Ops: 40, Names: 3, Variants: 2, Programs: 2, Seed: 7}
-	if long() {
-		w.Ops = 100
-	}
-	c := newCache(t, cache.Options{Path: filepath.Join(t.TempDir(), "cache.xpwc")})
-	runAndCheck(t, c, w, lincheck.ModelConfig{NoPartition: true})
-	c2 := newCache(t, cache.Options{})
-	runAndCheck(t, c2, w, lincheck.ModelConfig{NoPartition: true, HeapOnly: true})
+// TestUndecidedIsFailure: a check that runs out of time is an error, not a
+// pass (porcupine's Unknown).
+func TestUndecidedIsFailure(t *testing.T) {
+	c := newCache(t, cache.Options{})
+	h := runAndCheck(t, c, workload(9), lincheck.ModelConfig{HeapOnly: true})
+	opts := checkOpts(t)
+	opts.Timeout = time.Nanosecond
+	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true, NoPartition: true}), h, opts)
+	require.ErrorIs(t, err, lincheck.ErrUndecided)
+	require.Equal(t, porcupine.Unknown, rep.Result)
 }
 
 // TestMutatedHistoryIllegal: the check is not vacuous. A recorded passing
