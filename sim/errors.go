@@ -50,9 +50,10 @@ func (e *HarnessError) Error() string {
 
 func (e *HarnessError) Unwrap() error { return ErrHarness }
 
-// ErrViolation is matched by every *ViolationError: the reference design's
-// model broke an invariant in a scenario (the model is wrong, or the
-// scenario found a hole in the design).
+// ErrViolation is matched by every *ViolationError: the model broke an
+// invariant under the reference design (the model is wrong, or the
+// scenario found a hole in the design), or under any design when
+// Config.AnyViolation asks for it.
 var ErrViolation = errors.New("sim: reference design violates an invariant")
 
 // ViolationError names the step and the invariants.
@@ -63,7 +64,7 @@ type ViolationError struct {
 }
 
 func (e *ViolationError) Error() string {
-	return fmt.Sprintf("step %d %q: reference violates %v", e.Step, e.Op, e.Invariants)
+	return fmt.Sprintf("step %d %q: violates %v", e.Step, e.Op, e.Invariants)
 }
 
 func (e *ViolationError) Unwrap() error { return ErrViolation }
