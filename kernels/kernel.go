@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"sync"
 	"unsafe"
 )
@@ -133,11 +134,11 @@ func (k *Kernel) ComputeWorkers(y, x []float32, m int, packed []byte, n, kdim, w
 	if m < 0 || m > maxDim {
 		return k.shapeErr("compute", "m", m, 0, ErrShape)
 	}
-	if len(x) < m*kdim {
-		return k.shapeErr("compute", "len(x)", len(x), m*kdim, ErrShape)
+	if mk, ok := mulInt(m, kdim); !ok || len(x) < mk {
+		return k.shapeErr("compute", "len(x)", len(x), mk, ErrShape)
 	}
-	if len(y) < m*n {
-		return k.shapeErr("compute", "len(y)", len(y), m*n, ErrShape)
+	if mn, ok := mulInt(m, n); !ok || len(y) < mn {
+		return k.shapeErr("compute", "len(y)", len(y), mn, ErrShape)
 	}
 	if err := k.checkPacked("compute", packed, size); err != nil {
 		return err
@@ -237,3 +238,11 @@ func u8s(f []float32) []byte {
 }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// mulInt is a·b for non-negative a and b, or ok=false if it overflows int.
+func mulInt(a, b int) (int, bool) {
+	if a != 0 && b > math.MaxInt/a {
+		return 0, false
+	}
+	return a * b, true
+}

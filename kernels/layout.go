@@ -92,8 +92,12 @@ func (l *layout) packedSize(n, kdim int) (int, bool) {
 	if n <= 0 || kdim <= 0 || n > maxDim || kdim > maxDim {
 		return 0, false
 	}
-	panels := uint64(roundUp(n, l.nr) / l.nr)
-	hi, lo := bits.Mul64(panels, uint64(l.panelBytes(kdim)))
+	// In uint64 so that no intermediate wraps where int is 32 bits; once
+	// the total fits an int, so do N·K and every panel offset.
+	kstride := (uint64(kdim) + uint64(l.kr*l.sr) - 1) / uint64(l.kr*l.sr) * uint64(l.kr*l.sr)
+	panel := 4*uint64(l.nr) + kstride*uint64(l.nr)*uint64(l.elem.size()) + uint64(l.extraBytes())
+	panels := (uint64(n) + uint64(l.nr) - 1) / uint64(l.nr)
+	hi, lo := bits.Mul64(panels, panel)
 	if hi != 0 || lo > math.MaxInt {
 		return 0, false
 	}
