@@ -74,6 +74,9 @@ func (c *Cache) load() HeapReason {
 			return HeapLockBusy
 		}
 		c.stats.Load = LoadFailed
+		if errors.Is(err, vfs.ErrNotSupported) {
+			return HeapNotSupported // heap-only build: no flock
+		}
 		return HeapOpenFailed
 	}
 	defer func() { _ = lk.release() }()

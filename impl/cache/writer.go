@@ -38,6 +38,9 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 		if errors.Is(err, ErrLockBusy) {
 			return HeapLockBusy, err
 		}
+		if errors.Is(err, vfs.ErrNotSupported) {
+			return HeapNotSupported, err
+		}
 		return HeapOpenFailed, err
 	}
 	// Under the exclusive lock no writer is active, so every temporary file

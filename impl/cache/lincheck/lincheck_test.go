@@ -66,14 +66,18 @@ func newCache(t *testing.T, opts cache.Options) *cache.Cache {
 func workload(seed uint64) lincheck.Workload {
 	w := lincheck.Workload{Clients: 8, Ops: 120, Names: 4, Variants: 2, Programs: 3, Seed: seed}
 	if long() {
-		w.Ops = 600
+		w.Clients, w.Ops = 16, 400
 	}
 	return w
 }
 
 // TestLinearizableFileBacked: eight goroutines on one file-backed cache (G6).
 func TestLinearizableFileBacked(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
+	seeds := uint64(3)
+	if long() {
+		seeds = 10
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		c := newCache(t, cache.Options{Path: filepath.Join(t.TempDir(), "cache.xpwc")})
 		runAndCheck(t, c, workload(seed), lincheck.ModelConfig{})
 	}
