@@ -122,6 +122,16 @@ func (c *Cache) appendCommit(list []*entry) error {
 	}
 	idx, off := c.encodeIndex(list, nil, w.size)
 	gen := c.disk.generation + 1
+	if w.temp == "" {
+		// The live file may have been renamed into place by a writer whose
+		// directory fsync failed or was cut short by a crash: its name is
+		// then not durable, and a power loss would bring back the file it
+		// replaced, taking this commit with it although it returned
+		// success (G2). Make the name durable before committing to it.
+		if err := c.fsys.SyncDir(c.dir); err != nil {
+			return err
+		}
+	}
 	if err := c.writeIndex(w.f, idx, off, gen, w.temp == ""); err != nil {
 		return err
 	}

@@ -190,3 +190,28 @@ func TestG2CrashAtEveryStepOfACommit(t *testing.T) {
 		})
 	}
 }
+
+// After a failed commit, the entries it would have committed are never
+// committed by this cache; when another process commits the same names, the
+// next refresh takes theirs and this cache's next commit keeps them.
+func TestFailedCommitYieldsToOtherWriters(t *testing.T) {
+	path := tempPath(t)
+	fsys := &stopFS{FS: vfs.OS()}
+	c := open(t, cache.Options{Path: path, FS: fsys})
+	w0, w1 := key("w0", 1), key("w1", 1)
+	require.NoError(t, c.InitializeForProgram("P1"))
+	pack(t, c, w0)
+	fsys.n = fsys.count + 1 // the commit's first write fails
+	require.NoError(t, c.Finalize())
+	require.Error(t, c.Stats().CommitErr)
+	fsys.n = 0
+
+	process(t, cache.Options{Path: path}, []spec.Key{w0}) // another process commits w0
+	require.NoError(t, c.InitializeForProgram("P2"))
+	pack(t, c, w1)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Stats().CommitErr)
+
+	s := process(t, cache.Options{Path: path}, []spec.Key{w0, w1})
+	require.Equal(t, uint64(2), s.Hits, "w0 committed by the other process survives")
+}

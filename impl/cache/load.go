@@ -181,7 +181,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	var add []spec.Entry
 	var end uint64
 	for n, d := range disk {
-		if cur := c.byName[n]; cur != nil && cur.place == inFile {
+		if cur := c.byName[n]; cur != nil && cur.place == inFile && cur.persist {
 			continue // our own packing, committed next
 		}
 		add = append(add, d)
@@ -210,8 +210,9 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	for i, d := range add {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
-			// A heap packing of ours (lock was busy): the committed one
-			// serves later look-ups; ours lives on while referenced.
+			// A packing of ours that will never be committed (heap: the
+			// lock was busy; file bytes of a failed commit): the committed
+			// one serves later look-ups; ours lives on while referenced.
 			c.unindex(cur)
 		}
 		e := &es[i]
