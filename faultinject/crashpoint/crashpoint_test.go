@@ -122,3 +122,27 @@ func TestForgedTrailerCrashPoints(t *testing.T) {
 		}
 	}
 }
+
+// Random faults over a sequence of launches, then recovery with and without
+// a power loss: v3 keeps G1, G2, G3 and G8.
+func TestRandomFaults(t *testing.T) {
+	runs := 40
+	if os.Getenv("XPWC_LONG") == "1" {
+		runs = 1000
+	}
+	for _, format := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		rep, err := RandomRuns(Config{Format: format, Seed: 7}, runs, 0.03)
+		require.NoError(t, err)
+		t.Log(rep)
+		assert.Positive(t, rep.Injected)
+		assert.Positive(t, rep.Saves, "some saves must succeed for G2 to be tested")
+		for i, v := range rep.Violations {
+			expected := format == spec.FormatV2 && (v.Guarantee == "G2" || v.Guarantee == "G7")
+			if !expected {
+				t.Errorf("run %d, %s crash: %s %s (faults: %s)", v.Point, v.Crash, v.Guarantee, v.Detail, v.LastOp)
+			} else if i == 0 {
+				t.Logf("v2: run %d, %s crash: %s %s", v.Point, v.Crash, v.Guarantee, v.Detail)
+			}
+		}
+	}
+}
