@@ -117,7 +117,9 @@ func TestLinearizableWarm(t *testing.T) {
 // pass (porcupine's Unknown).
 func TestUndecidedIsFailure(t *testing.T) {
 	c := newCache(t, cache.Options{})
-	h := runAndCheck(t, c, workload(9), lincheck.ModelConfig{HeapOnly: true})
+	w := workload(9)
+	w.Clients = 8
+	h := runAndCheck(t, c, w, lincheck.ModelConfig{HeapOnly: true})
 	opts := checkOpts(t)
 	opts.Timeout = time.Nanosecond
 	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true, NoPartition: true}), h, opts)
