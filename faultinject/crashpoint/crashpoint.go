@@ -85,6 +85,9 @@ type Config struct {
 	Seed     uint64
 	// LossUnit is crashfs.Options.LossUnit (0: 512-byte sectors).
 	LossUnit int
+	// CompactGarbageRatio is cache.Options.CompactGarbageRatio for
+	// TwoCrashes (0: the cache's default).
+	CompactGarbageRatio float64
 	// Wrap, if set, wraps the filesystem Run sees (an errorfs injector, or
 	// a deliberately broken filesystem in the harness's own tests). Setup
 	// and the recovery launches see the plain crash filesystem.
@@ -205,6 +208,8 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 	}
 	return rep, nil
 }
+
+func (c Config) compactRatio() float64 { return c.CompactGarbageRatio }
 
 func wrap(cfg Config, fsys *crashfs.FS) vfs.FS {
 	if cfg.Wrap == nil {

@@ -146,3 +146,22 @@ func TestRandomFaults(t *testing.T) {
 		}
 	}
 }
+
+// A crash anywhere in a compaction (or an upgrade), then a launch that
+// appends and returns success, then a power loss: the launch's save holds.
+func TestTwoCrashes(t *testing.T) {
+	ws := Workloads(6)
+	k3 := Upgrade(Upgrade(Keys(6, 1)))
+	for _, w := range []Workload{ws[1], ws[2]} {
+		for _, ratio := range []float64{0, -1} {
+			rep, err := TwoCrashes(Config{Format: spec.FormatV3, Outcomes: outcomes(), Seed: 1, CompactGarbageRatio: ratio}, w, k3)
+			require.NoError(t, err)
+			t.Logf("compaction ratio %v: %s", ratio, rep)
+			for i, v := range rep.Violations {
+				if i < 5 {
+					t.Errorf("%s", v)
+				}
+			}
+		}
+	}
+}
