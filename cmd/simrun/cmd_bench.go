@@ -1,9 +1,472 @@
 package main
 
-import "fmt"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// cmdBench is not written yet; it says so instead of pretending to work.
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/kernels"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// benchReport is what `simrun bench --json` prints. Times are milliseconds,
+// sizes bytes, bandwidths GB/s (1e9 bytes per second).
+//
+// ColdMS and WarmMS are the init time of a launch: open, load, look-ups,
+// packing, finalize (msync) and save — what a warm launch saves. Inference
+// on one row is reported apart (ColdRunMS, WarmRunMS): it reads every packed
+// byte once, whatever the cache did. WarmMS uses the default data
+// verification policy; WarmMSByPolicy has every policy (G1).
+type benchReport struct {
+	Preset        string `json:"preset"`
+	Kernel        string `json:"kernel"`
+	Layers        int    `json:"layers"`
+	PackedBytes   int64  `json:"packed_bytes"`
+	Runs          int    `json:"runs"`
+	DefaultPolicy string `json:"default_policy"`
+
+	ColdMS              float64            `json:"cold_ms"`
+	WarmMS              float64            `json:"warm_ms"`
+	WarmSpeedup         float64            `json:"warm_speedup"`
+	WarmMSByPolicy      map[string]float64 `json:"warm_ms_by_policy"`
+	WarmSpeedupByPolicy map[string]float64 `json:"warm_speedup_by_policy"`
+	ColdRunMS           float64            `json:"cold_run_ms"`
+	WarmRunMS           float64            `json:"warm_run_ms"`
+
+	LookupNS      float64 `json:"lookup_ns"`
+	LookupsPerSec float64 `json:"lookups_per_sec"`
+
+	// Dirty bytes after finalize (G5): file mode from /proc/self/smaps of
+	// the cache file's mappings (Private_Dirty + Shared_Dirty) after a cold
+	// and after a warm launch; heap mode is the growth of the process's
+	// Private_Dirty (smaps_rollup) while a heap-packed program is live.
+	MemoryMeasured           bool  `json:"memory_measured"`
+	DirtyBytesFileMode       int64 `json:"dirty_bytes_file_mode"`
+	DirtyBytesFileModeWarm   int64 `json:"dirty_bytes_file_mode_warm"`
+	DirtyBytesHeapMode       int64 `json:"dirty_bytes_heap_mode"`
+	MappedRSSBytesFileMode   int64 `json:"mapped_rss_bytes_file_mode"`
+	FileSize                 int64 `json:"file_size"`
+	Relaunches               int   `json:"relaunches"`
+	GrowthBytes100Relaunches int64 `json:"growth_bytes_100_relaunches"`
+	MtimeChanged             bool  `json:"mtime_changed"`
+
+	// A kernel upgrade: a launch with another kernel re-packs everything
+	// (repacks by reason), the launch after it hits everything (G3).
+	UpgradeKernel           string            `json:"upgrade_kernel"`
+	UpgradeRepacks          map[string]uint64 `json:"upgrade_repacks"`
+	UpgradeNextMisses       uint64            `json:"upgrade_next_misses"`
+	FileSizeAfterUpgrade    int64             `json:"file_size_after_upgrade"`
+	GarbageAfterUpgrade     int64             `json:"garbage_bytes_after_upgrade"`
+	GrowthBytesAfterUpgrade int64             `json:"growth_bytes_after_upgrade"`
+
+	// Packing and plain copy of the same source bytes, layer by layer,
+	// alternated in one loop so both see the same machine state.
+	PackGBps  float64 `json:"pack_gbps"`
+	CopyGBps  float64 `json:"copy_gbps"`
+	PackRatio float64 `json:"pack_to_copy_ratio"`
+}
+
+// cmdBench measures cold and warm launches of a preset in a temporary
+// directory, with progress on stderr. Exit 0 when every step behaved (warm
+// launches hit everything); 1 when a step did not, or failed; 2 usage.
 func cmdBench(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun bench: not implemented yet")
-	return exitProblem
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	preset := fs.String("preset", runtime.PresetSmall, "preset: "+strings.Join(runtime.Presets(), " or "))
+	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 2 for llama-1184)")
+	relaunches := fs.Int("relaunches", 100, "warm relaunches for the growth measurement (G4)")
+	dir := fs.String("dir", "", "directory for the cache file (default: a new temporary directory, removed after)")
+	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun bench [--preset small|llama-1184] [--json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 || *runs < 0 || *relaunches < 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if !slices.Contains(runtime.Presets(), *preset) {
+		fmt.Fprintf(e.stderr, "simrun bench: unknown preset %q (have %s)\n", *preset, strings.Join(runtime.Presets(), ", "))
+		return exitUsage
+	}
+	if *runs == 0 {
+		*runs = 5
+		if *preset == runtime.PresetLlama1184 {
+			*runs = 2
+		}
+	}
+	work := *dir
+	if work == "" {
+		d, err := os.MkdirTemp("", "simrun-bench-")
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun bench: %v\n", err)
+			return exitProblem
+		}
+		defer os.RemoveAll(d)
+		work = d
+	}
+	b := &bencher{e: e, runs: *runs, path: filepath.Join(work, "bench.cache")}
+	rep, err := b.run(*preset, *relaunches)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "simrun bench: %v\n", err)
+		return exitProblem
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "simrun bench: %v\n", err)
+			return exitProblem
+		}
+	} else {
+		printBench(e.stdout, rep)
+	}
+	return exitOK
+}
+
+// errBench marks a launch that did not do what the measurement assumes.
+var errBench = errors.New("unexpected launch outcome")
+
+type bencher struct {
+	e    *env
+	runs int
+	path string
+}
+
+func (b *bencher) progress(format string, args ...any) {
+	fmt.Fprintf(b.e.stderr, "bench: "+format+"\n", args...)
+}
+
+func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
+	p, err := runtime.Preset(preset, 1)
+	if err != nil {
+		return nil, err
+	}
+	reg := kernels.NewRegistry()
+	k := reg.Default()
+	up, ok := reg.Lookup("f32-goi-nr16-kr4")
+	if !ok {
+		return nil, fmt.Errorf("%w: no upgrade kernel registered", errBench)
+	}
+	rep := &benchReport{
+		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
+		DefaultPolicy:  cache.VerifyPolicy(0).String(),
+		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
+		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
+	}
+	for _, l := range p.Layers() {
+		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
+	}
+	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true}
+
+	// Cold: no file before each launch.
+	var coldInit, coldRun []time.Duration
+	for i := range b.runs {
+		for _, f := range []string{b.path, b.path + ".lock"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+		r, err := runtime.Launch(context.Background(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		if r.Load != cache.LoadMissing || r.Packed != p.NumLayers() || r.HeapBytes != 0 {
+			return nil, fmt.Errorf("%w: cold launch: load %s, packed %d of %d, heap %d bytes", errBench, r.Load, r.Packed, p.NumLayers(), r.HeapBytes)
+		}
+		coldInit, coldRun = append(coldInit, r.InitTime), append(coldRun, r.RunTime)
+		rep.MemoryMeasured, rep.DirtyBytesFileMode, rep.MappedRSSBytesFileMode = r.MemoryMeasured, r.MappedDirty, r.MappedRSS
+		b.progress("cold %d/%d: init %v, run %v", i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond))
+	}
+	rep.ColdMS, rep.ColdRunMS = msOf(median(coldInit)), msOf(median(coldRun))
+
+	// Warm, once per verification policy, against the last cold file.
+	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
+		c := cfg
+		c.VerifyData = pol
+		var inits, runsT []time.Duration
+		for i := range b.runs {
+			r, err := b.warm(c, p.NumLayers())
+			if err != nil {
+				return nil, err
+			}
+			inits, runsT = append(inits, r.InitTime), append(runsT, r.RunTime)
+			if pol == cache.VerifyOnFirstUse {
+				rep.DirtyBytesFileModeWarm = r.MappedDirty
+			}
+			b.progress("warm %s %d/%d: init %v, run %v", pol, i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond))
+		}
+		rep.WarmMSByPolicy[pol.String()] = msOf(median(inits))
+		rep.WarmSpeedupByPolicy[pol.String()] = ratio(rep.ColdMS, msOf(median(inits)))
+		if pol == cache.VerifyOnFirstUse {
+			rep.WarmMS, rep.WarmRunMS = msOf(median(inits)), msOf(median(runsT))
+		}
+	}
+	rep.WarmSpeedup = ratio(rep.ColdMS, rep.WarmMS)
+
+	// G4: relaunches with nothing new write nothing.
+	st0, err := os.Stat(b.path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range relaunches {
+		if _, err := b.warm(cfg, p.NumLayers()); err != nil {
+			return nil, err
+		}
+		if (i+1)%25 == 0 {
+			b.progress("relaunch %d/%d", i+1, relaunches)
+		}
+	}
+	st1, err := os.Stat(b.path)
+	if err != nil {
+		return nil, err
+	}
+	rep.FileSize = st0.Size()
+	rep.GrowthBytes100Relaunches = st1.Size() - st0.Size()
+	rep.MtimeChanged = !st1.ModTime().Equal(st0.ModTime())
+
+	if err := b.lookups(rep, p, k); err != nil {
+		return nil, err
+	}
+	if err := b.upgrade(rep, cfg, up); err != nil {
+		return nil, err
+	}
+	if rep.MemoryMeasured {
+		rep.DirtyBytesHeapMode, err = heapDirty(p, k)
+		if err != nil {
+			return nil, err
+		}
+		b.progress("heap mode: %d dirty bytes", rep.DirtyBytesHeapMode)
+	}
+	if err := b.bandwidth(rep, p, k); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// warm launches and requires that every layer hit (G3).
+func (b *bencher) warm(cfg runtime.LaunchConfig, layers int) (runtime.LaunchReport, error) {
+	r, err := runtime.Launch(context.Background(), cfg)
+	if err != nil {
+		return r, err
+	}
+	if r.Load != cache.LoadOK || r.Packed != 0 || r.Hits != uint64(layers) || r.Misses != 0 {
+		return r, fmt.Errorf("%w: warm launch: load %s (%v), %d hits, %d misses, %d packed", errBench, r.Load, r.LoadErr, r.Hits, r.Misses, r.Packed)
+	}
+	return r, nil
+}
+
+// lookups times LookUp of every key of the program in a loaded cache, after
+// a first pass that verified the data, so the figure is the index look-up.
+func (b *bencher) lookups(rep *benchReport, p *runtime.Program, k *kernels.Kernel) error {
+	c, err := cache.Open(cache.Options{Path: b.path})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	be, err := runtime.NewBackend(p, k, nil)
+	if err != nil {
+		return err
+	}
+	if err := c.InitializeForProgram("bench-lookup"); err != nil {
+		return err
+	}
+	keys := make([]spec.Key, p.NumLayers())
+	for i := range keys {
+		keys[i] = be.Key(i)
+		if _, ok := c.LookUp(keys[i]); !ok {
+			return fmt.Errorf("%w: look-up of %s missed", errBench, keys[i].Weight)
+		}
+	}
+	n := 0
+	start := time.Now()
+	for time.Since(start) < 200*time.Millisecond {
+		for _, key := range keys {
+			if _, ok := c.LookUp(key); !ok {
+				return fmt.Errorf("%w: look-up of %s missed", errBench, key.Weight)
+			}
+		}
+		n += len(keys)
+	}
+	d := time.Since(start)
+	rep.LookupNS = float64(d.Nanoseconds()) / float64(n)
+	rep.LookupsPerSec = float64(n) / d.Seconds()
+	b.progress("look-up: %.0f ns", rep.LookupNS)
+	if err := c.Finalize(); err != nil {
+		return err
+	}
+	return c.DeleteProgram("bench-lookup")
+}
+
+// upgrade launches with another kernel on the warm file, then once more:
+// the first re-packs everything, the second must hit everything (G3).
+func (b *bencher) upgrade(rep *benchReport, cfg runtime.LaunchConfig, up *kernels.Kernel) error {
+	st0, err := os.Stat(b.path)
+	if err != nil {
+		return err
+	}
+	cfg.Kernel = up
+	r, err := runtime.Launch(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	for reason, n := range r.Repacks {
+		rep.UpgradeRepacks[string(reason)] = n
+	}
+	r2, err := runtime.Launch(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	rep.UpgradeNextMisses = r2.Misses
+	rep.FileSizeAfterUpgrade, rep.GarbageAfterUpgrade = r2.FileSize, r2.GarbageBytes
+	rep.GrowthBytesAfterUpgrade = r2.FileSize - st0.Size()
+	b.progress("kernel upgrade to %s: repacks %v, next launch %d misses, file %d bytes", up.Name(), r.Repacks, r2.Misses, r2.FileSize)
+	return nil
+}
+
+// bandwidth packs every layer and copies the same source bytes, alternating
+// per layer; buffers are touched before timing so page faults are not
+// counted.
+func (b *bencher) bandwidth(rep *benchReport, p *runtime.Program, k *kernels.Kernel) error {
+	var maxW, maxN, maxPacked int
+	for _, l := range p.Layers() {
+		maxW, maxN = max(maxW, l.N*l.K), max(maxN, l.N)
+		maxPacked = max(maxPacked, k.PackedSize(l.N, l.K))
+	}
+	w, bias := make([]float32, maxW), make([]float32, maxN)
+	dst := make([]byte, maxPacked)
+	src := make([]byte, 4*(maxW+maxN))
+	cp := make([]byte, len(src))
+	for i := range dst {
+		dst[i] = 1
+	}
+	for i := range cp {
+		cp[i], src[i] = 1, byte(i)
+	}
+	var packT, copyT time.Duration
+	var srcBytes int64
+	for rep := 0; rep < 3; rep++ {
+		for i, l := range p.Layers() {
+			ww, bb := w[:l.N*l.K], bias[:l.N]
+			p.Weights(i, ww, bb)
+			if !l.Bias {
+				bb = nil
+			}
+			n := 4 * (len(ww) + len(bb))
+			t := time.Now()
+			if err := k.Pack(dst[:k.PackedSize(l.N, l.K)], l.N, l.K, ww, bb); err != nil {
+				return err
+			}
+			packT += time.Since(t)
+			t = time.Now()
+			copy(cp[:n], src[:n])
+			copyT += time.Since(t)
+			srcBytes += int64(n)
+		}
+	}
+	rep.PackGBps = float64(srcBytes) / packT.Seconds() / 1e9
+	rep.CopyGBps = float64(srcBytes) / copyT.Seconds() / 1e9
+	rep.PackRatio = ratio(rep.PackGBps, rep.CopyGBps)
+	b.progress("pack %.2f GB/s, copy %.2f GB/s", rep.PackGBps, rep.CopyGBps)
+	return nil
+}
+
+// heapDirty is the growth of the process's Private_Dirty while a program
+// packed on the heap is live: the packed bytes are anonymous memory that
+// was written, so it stays dirty (no file to write it back to).
+func heapDirty(p *runtime.Program, k *kernels.Kernel) (int64, error) {
+	goruntime.GC()
+	debug.FreeOSMemory()
+	before, err := privateDirty()
+	if err != nil {
+		return 0, err
+	}
+	c, err := cache.Open(cache.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	be, err := runtime.NewBackend(p, k, c)
+	if err != nil {
+		return 0, err
+	}
+	if err := be.Init(); err != nil {
+		return 0, err
+	}
+	goruntime.GC()
+	after, err := privateDirty()
+	if err != nil {
+		return 0, err
+	}
+	if err := be.Destroy(); err != nil {
+		return 0, err
+	}
+	return after - before, nil
+}
+
+// privateDirty reads Private_Dirty from /proc/self/smaps_rollup (Linux).
+func privateDirty() (int64, error) {
+	data, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "Private_Dirty:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no Private_Dirty in /proc/self/smaps_rollup")
+}
+
+func printBench(w io.Writer, r *benchReport) {
+	fmt.Fprintf(w, "preset %s: %d layers, %d packed bytes, kernel %s, median of %d launches\n", r.Preset, r.Layers, r.PackedBytes, r.Kernel, r.Runs)
+	fmt.Fprintf(w, "cold init        %10.2f ms   (run %.2f ms)\n", r.ColdMS, r.ColdRunMS)
+	fmt.Fprintf(w, "warm init        %10.2f ms   (run %.2f ms)  %.1fx faster, data verification %s\n", r.WarmMS, r.WarmRunMS, r.WarmSpeedup, r.DefaultPolicy)
+	for _, pol := range []string{"on-first-use", "on-load", "off"} {
+		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol])
+	}
+	fmt.Fprintf(w, "look-up          %10.1f ns   (%.0f /s)\n", r.LookupNS, r.LookupsPerSec)
+	if r.MemoryMeasured {
+		fmt.Fprintf(w, "dirty after finalize: file mode %d bytes (warm %d), heap mode %d bytes\n", r.DirtyBytesFileMode, r.DirtyBytesFileModeWarm, r.DirtyBytesHeapMode)
+	}
+	fmt.Fprintf(w, "file %d bytes; after %d relaunches grew %d bytes, mtime changed %t\n", r.FileSize, r.Relaunches, r.GrowthBytes100Relaunches, r.MtimeChanged)
+	fmt.Fprintf(w, "upgrade to %s: repacks %v, next launch %d misses, file %d bytes (%+d), garbage %d\n",
+		r.UpgradeKernel, r.UpgradeRepacks, r.UpgradeNextMisses, r.FileSizeAfterUpgrade, r.GrowthBytesAfterUpgrade, r.GarbageAfterUpgrade)
+	fmt.Fprintf(w, "pack %.2f GB/s, copy %.2f GB/s (pack/copy %.2f)\n", r.PackGBps, r.CopyGBps, r.PackRatio)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func msOf(d time.Duration) float64 { return ms(d.Seconds()) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(int64(a/b*100+0.5)) / 100
 }

@@ -1,9 +1,283 @@
 package main
 
-import "fmt"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
 
-// cmdLaunch is not written yet; it says so instead of pretending to work.
-func cmdLaunch(e *env, args []string) int {
-	fmt.Fprintln(e.stderr, "simrun launch: not implemented yet")
-	return exitProblem
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/kernels"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// launchReport is what `simrun launch --json` prints. Digests are hex
+// strings so that JSON readers using float64 do not round them.
+type launchReport struct {
+	Cache   string `json:"cache"`
+	Program string `json:"program"`
+	Kernel  string `json:"kernel"`
+	Format  string `json:"format"`
+	// Load is the cache's load outcome: ok, missing, rejected, locked,
+	// disabled or failed; LoadError its typed error.
+	Load      string `json:"load"`
+	LoadError string `json:"load_error"`
+	// EntriesLoaded is the number of entries of the committed index the
+	// launch found in the file (0 unless load is "ok"); Entries is the
+	// number in the cache's index after the launch.
+	EntriesLoaded int               `json:"entries_loaded"`
+	Entries       int               `json:"entries"`
+	Hits          uint64            `json:"hits"`
+	Misses        uint64            `json:"misses"`
+	Repacks       map[string]uint64 `json:"repacks"`
+	Packed        int               `json:"packed"`
+	// HeapBytes are packed bytes in anonymous memory (by reason in
+	// HeapByReason); FileBackedBytes those in clean file pages (G5).
+	HeapBytes       uint64            `json:"heap_bytes"`
+	HeapByReason    map[string]uint64 `json:"heap_by_reason"`
+	FileBackedBytes uint64            `json:"file_backed_bytes"`
+	FileSize        int64             `json:"file_size"`
+	GarbageBytes    int64             `json:"garbage_bytes"`
+	Commits         uint64            `json:"commits"`
+	CommitError     string            `json:"commit_error"`
+	OutputDigest    string            `json:"output_digest"`
+	// Verified is present with --verify: outputs equal, bit for bit, those
+	// of the same program packed on the heap without any cache.
+	Verified *bool `json:"verified,omitempty"`
+	// InitMS covers open, load, look-ups, packing, finalize and save; RunMS
+	// is inference on the fixed input, reported apart.
+	InitMS float64 `json:"init_ms"`
+	RunMS  float64 `json:"run_ms"`
 }
+
+// cmdLaunch performs one process launch of a model against a cache file
+// and reports what the cache did. Exit 0 whenever inference succeeded,
+// whatever happened to the cache (G8); 1 if inference or --verify failed;
+// 2 usage.
+func cmdLaunch(e *env, args []string) int {
+	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
+	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
+	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
+	format := fs.String("format", "v3", "cache file `format`: v3 or v2 (ExecuTorch-compatible)")
+	verifyData := fs.String("verify-data", cache.VerifyOnFirstUse.String(), "data checksum `policy`: on-first-use, on-load or off")
+	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
+	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
+	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 || *cachePath == "" {
+		fs.Usage()
+		return exitUsage
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)
+		return code
+	}
+	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify}
+	var err error
+	if cfg.Format, err = parseFormat(*format); err != nil {
+		return fail(exitUsage, err)
+	}
+	if cfg.VerifyData, err = parseVerifyPolicy(*verifyData); err != nil {
+		return fail(exitUsage, err)
+	}
+	if cfg.Kernel, err = lookupKernel(*kernelName); err != nil {
+		return fail(exitUsage, err)
+	}
+	if cfg.Program, err = loadModel(*model, *seed); err != nil {
+		return fail(exitUsage, err)
+	}
+
+	// Counted before the launch: the cache does not report how many entries
+	// it loaded, and a launch that hits nothing must still show them.
+	before := committedEntries(*cachePath)
+	rep, err := runtime.Launch(context.Background(), cfg)
+	if err != nil {
+		return fail(exitProblem, err)
+	}
+	out := newLaunchReport(rep, cfg.Format)
+	if rep.Load == cache.LoadOK {
+		out.EntriesLoaded = before
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(exitProblem, err)
+		}
+	} else {
+		printLaunch(e.stdout, out)
+	}
+	if rep.VerifyRan && !rep.Verified {
+		return fail(exitProblem, fmt.Errorf("outputs differ from heap packing (digest %016x, heap %016x)", rep.OutputDigest, rep.HeapDigest))
+	}
+	return exitOK
+}
+
+func newLaunchReport(rep runtime.LaunchReport, f spec.Format) launchReport {
+	out := launchReport{
+		Cache: rep.CachePath, Program: rep.Program, Kernel: rep.Kernel, Format: f.String(),
+		Load: string(rep.Load), LoadError: errString(rep.LoadErr),
+		Entries: rep.Entries, Hits: rep.Hits, Misses: rep.Misses,
+		Repacks: map[string]uint64{}, Packed: rep.Packed,
+		HeapBytes: rep.HeapBytes, HeapByReason: map[string]uint64{},
+		FileBackedBytes: rep.FileBytes, FileSize: rep.FileSize, GarbageBytes: rep.GarbageBytes,
+		Commits: rep.Commits, CommitError: errString(rep.CommitErr),
+		OutputDigest: fmt.Sprintf("%016x", rep.OutputDigest),
+		InitMS:       ms(rep.InitTime.Seconds()), RunMS: ms(rep.RunTime.Seconds()),
+	}
+	for r, n := range rep.Repacks {
+		out.Repacks[string(r)] = n
+	}
+	for r, n := range rep.HeapByReason {
+		if n != 0 {
+			out.HeapByReason[string(r)] = n
+		}
+	}
+	if rep.VerifyRan {
+		v := rep.Verified
+		out.Verified = &v
+	}
+	return out
+}
+
+func printLaunch(w io.Writer, r launchReport) {
+	fmt.Fprintf(w, "cache      %s (%s)\n", r.Cache, r.Format)
+	fmt.Fprintf(w, "program    %s, kernel %s\n", r.Program, r.Kernel)
+	load := r.Load
+	if r.LoadError != "" {
+		load += ": " + r.LoadError
+	}
+	fmt.Fprintf(w, "load       %s (%d entries)\n", load, r.EntriesLoaded)
+	fmt.Fprintf(w, "look-ups   %d hits, %d misses, %d packed%s\n", r.Hits, r.Misses, r.Packed, counts(" — repacks", r.Repacks))
+	fmt.Fprintf(w, "memory     %d bytes file-backed, %d bytes heap%s\n", r.FileBackedBytes, r.HeapBytes, counts(" —", r.HeapByReason))
+	fmt.Fprintf(w, "file       %d bytes, %d garbage, %d entries, %d commits\n", r.FileSize, r.GarbageBytes, r.Entries, r.Commits)
+	if r.CommitError != "" {
+		fmt.Fprintf(w, "commit     failed: %s\n", r.CommitError)
+	}
+	fmt.Fprintf(w, "output     %s\n", r.OutputDigest)
+	if r.Verified != nil {
+		fmt.Fprintf(w, "verified   %t\n", *r.Verified)
+	}
+	fmt.Fprintf(w, "time       init %.2f ms, run %.2f ms\n", r.InitMS, r.RunMS)
+}
+
+// counts renders a reason→count map in a stable order, or "" when empty.
+func counts(prefix string, m map[string]uint64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return prefix + " " + strings.Join(parts, ", ")
+}
+
+// committedEntries counts the entries of the index committed in the file at
+// path, or 0 if it has none that parses.
+func committedEntries(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	ft, err := spec.DetectFormat(f, st.Size())
+	if err != nil {
+		return 0
+	}
+	switch ft {
+	case spec.FormatV3:
+		if v, err := spec.ParseV3(f, st.Size()); err == nil {
+			return len(v.Entries)
+		}
+	case spec.FormatV2:
+		if v, err := spec.ParseV2(f, st.Size()); err == nil {
+			return len(v.Entries)
+		}
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+func parseFormat(s string) (spec.Format, error) {
+	switch s {
+	case "v3", "":
+		return spec.FormatV3, nil
+	case "v2":
+		return spec.FormatV2, nil
+	}
+	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3 or v2)", errUsage, s)
+}
+
+func parseVerifyPolicy(s string) (cache.VerifyPolicy, error) {
+	for _, p := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: --verify-data %q (want on-first-use, on-load or off)", errUsage, s)
+}
+
+func lookupKernel(name string) (runtime.Kernel, error) {
+	reg := kernels.NewRegistry()
+	if name == "" {
+		return reg.Default(), nil
+	}
+	if k, ok := reg.Lookup(name); ok {
+		return k, nil
+	}
+	var names []string
+	for _, k := range reg.Kernels() {
+		names = append(names, k.Name())
+	}
+	return nil, fmt.Errorf("%w: unknown kernel %q (have %s)", errUsage, name, strings.Join(names, ", "))
+}
+
+// loadModel takes a preset name first, so that a file called "small" in the
+// working directory does not change what `--model small` means.
+func loadModel(model string, seed uint64) (*runtime.Program, error) {
+	if slices.Contains(runtime.Presets(), model) {
+		return runtime.Preset(model, seed)
+	}
+	p, err := runtime.ReadProgramFile(model)
+	if err != nil {
+		return nil, fmt.Errorf("--model %q is neither a preset (%s) nor a readable program file: %w",
+			model, strings.Join(runtime.Presets(), ", "), err)
+	}
+	return p, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// ms converts seconds to milliseconds rounded to microseconds.
+func ms(sec float64) float64 { return float64(int64(sec*1e6+0.5)) / 1e3 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/runtime"
+)
+
+// A program read from a file launches like a preset: cold, then warm with
+// every layer a hit and the same output; --verify compares with heap packing.
+func TestLaunchProgramFile(t *testing.T) {
+	dir := t.TempDir()
+	p, err := runtime.NewSynthetic("tiny", 7, []runtime.Layer{
+		{Name: "a", N: 17, K: 9, Bias: true},
+		{Name: "b", Input: "a", N: 5, K: 17},
+	})
+	require.NoError(t, err)
+	prog := filepath.Join(dir, "tiny.prog")
+	require.NoError(t, runtime.WriteProgramFile(prog, p))
+	cachePath := filepath.Join(dir, "c.cache")
+
+	launch := func() launchReport {
+		var out, errb bytes.Buffer
+		code := run(&env{stdout: &out, stderr: &errb}, []string{"launch", "--cache", cachePath, "--model", prog, "--verify", "--json"})
+		require.Equal(t, exitOK, code, errb.String())
+		var r launchReport
+		require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+		return r
+	}
+	cold := launch()
+	require.Equal(t, "missing", cold.Load)
+	require.Equal(t, uint64(2), cold.Misses)
+	require.Equal(t, 2, cold.Packed)
+	require.NotNil(t, cold.Verified)
+	require.True(t, *cold.Verified)
+
+	warm := launch()
+	require.Equal(t, "ok", warm.Load)
+	require.Equal(t, 2, warm.EntriesLoaded)
+	require.Equal(t, uint64(2), warm.Hits)
+	require.Zero(t, warm.Misses)
+	require.Zero(t, warm.Packed)
+	require.Equal(t, cold.OutputDigest, warm.OutputDigest)
+	require.Equal(t, cold.FileSize, warm.FileSize, "a warm launch writes nothing (G4)")
+}
+
+// committedEntries counts a file's committed index and treats anything
+// else as none, so a launch on a rejected file reports 0 entries loaded.
+func TestCommittedEntries(t *testing.T) {
+	require.Zero(t, committedEntries(filepath.Join(t.TempDir(), "absent")))
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as the simrun command inside scripts:
+// testscript re-executes it with the command name "simrun".
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"simrun": func() { os.Exit(run(&env{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: the command line as engineers
+// use it, exit codes included (docs/simrun.md).
+//
+//	go test ./cmd/simrun -run TestScripts
+//	go test ./cmd/simrun -run TestScripts/launch-twice -testwork
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
+	})
+}
+
+// cmdStatus is "status CODE PROG ARGS...": run PROG and require exit CODE,
+// since "! exec" accepts any failure and the exit codes are part of the
+// interface (0 ok, 1 problem, 2 usage). stdout and stderr stay available
+// to the following stdout/stderr checks.
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad exit code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
