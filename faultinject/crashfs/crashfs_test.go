@@ -548,3 +548,20 @@ func TestErrorfsOverCrashfs(t *testing.T) {
 	assert.Equal(t, int64(700), sz)
 	assert.Equal(t, int64(1), c.Count())
 }
+
+// Unmapping a mapping whose file was truncated is legal (munmap does not
+// touch the pages); through errorfs it must not fault either.
+func TestErrorfsUnmapTruncatedMapping(t *testing.T) {
+	f := newFS(t)
+	w := errorfs.Wrap(f, errorfs.None)
+	file, err := w.OpenFile("/c/a", rw, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, file.Truncate(2*4096))
+	m, err := file.Map(0, 2*4096, vfs.ProtRead)
+	require.NoError(t, err)
+	require.NoError(t, file.Truncate(0))
+	assert.NotPanics(t, func() {
+		assert.NoError(t, m.Sync())
+		assert.NoError(t, m.Close())
+	})
+}

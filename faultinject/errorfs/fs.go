@@ -193,7 +193,7 @@ func (w *File) Map(off int64, length int, prot vfs.Prot) (vfs.Mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mapping{m: m, fs: w.fs, name: w.f.Name()}, nil
+	return &Mapping{m: m, fs: w.fs, name: w.f.Name(), length: int64(length)}, nil
 }
 
 // Lock implements vfs.File.
@@ -214,16 +214,17 @@ func (w *File) Unlock() error {
 
 // Mapping is a vfs.Mapping with injected errors on Sync, Protect and Close.
 type Mapping struct {
-	m    vfs.Mapping
-	fs   *FS
-	name string
+	m      vfs.Mapping
+	fs     *FS
+	name   string
+	length int64 // kept so that building an Op never touches the memory
 }
 
 // Unwrap returns the wrapped Mapping.
 func (w *Mapping) Unwrap() vfs.Mapping { return w.m }
 
 func (w *Mapping) maybe(kind OpKind) error {
-	return w.fs.maybe(Op{Kind: kind, Path: w.name, Off: w.m.Offset(), Len: int64(len(w.m.Bytes()))})
+	return w.fs.maybe(Op{Kind: kind, Path: w.name, Off: w.m.Offset(), Len: w.length})
 }
 
 // Bytes implements vfs.Mapping.
