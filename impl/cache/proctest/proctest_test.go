@@ -31,7 +31,7 @@ type plan struct {
 
 func runPlan() plan {
 	if os.Getenv("XPWC_LONG") == "1" {
-		return plan{rounds: 12, children: 8, launches: 10, kills: 4}
+		return plan{rounds: 30, children: 9, launches: 10, kills: 4}
 	}
 	return plan{rounds: 4, children: 6, launches: 6, kills: 2}
 }
@@ -53,10 +53,14 @@ func heapDigests(t *testing.T) map[string]uint64 {
 	return out
 }
 
+// patient is a lock wait longer than any writer holds the lock: such
+// launches never fall back to heap.
+const patient = 20 * time.Second
+
 // counts tallies launches by what they did with the lock and the file.
 type counts struct {
 	launches, warm, wrote, locked, busy, busyDropped, deduped, commitBusy int
-	children, killed, killedMidway                                        int
+	children, killed, killedMidway, patient                               int
 }
 
 // TestProcessesShareOnePath: children launch programs a, b, c on one cache
@@ -81,9 +85,9 @@ func TestProcessesShareOnePath(t *testing.T) {
 		kids := make([]*proctest.Child, pl.children)
 		for i := range kids {
 			j := proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches, Seed: seed + uint64(round)}
-			if i%2 == 1 {
-				j.LockWait = 50 * time.Millisecond
-			}
+			// Three lock policies: do not wait (the default), wait 50 ms,
+			// wait longer than any lock is held.
+			j.LockWait = []time.Duration{0, 50 * time.Millisecond, patient}[i%3]
 			kids[i], err = proctest.Start(exe, j)
 			require.NoError(t, err)
 		}
@@ -115,11 +119,17 @@ func TestProcessesShareOnePath(t *testing.T) {
 			}
 			for _, r := range o.Reports {
 				checkReport(t, r, want, &n)
+				if o.Job.LockWait == patient {
+					require.NotEqual(t, cache.LoadLocked, r.Load, "a launch waiting %v found the lock busy", patient)
+					require.Zero(t, r.HeapByReason[cache.HeapLockBusy], "a launch waiting %v packed to heap", patient)
+					require.False(t, r.CommitBusy)
+					n.patient++
+				}
 			}
 		}
 	}
-	t.Logf("children=%d killed=%d (after ≥1 launch: %d) launches=%d warm=%d wrote=%d locked=%d lock-busy=%d (committing drops: %d) deduped=%d commit-lock-busy=%d",
-		n.children, n.killed, n.killedMidway, n.launches, n.warm, n.wrote, n.locked, n.busy, n.busyDropped, n.deduped, n.commitBusy)
+	t.Logf("children=%d killed=%d (after ≥1 launch: %d) launches=%d warm=%d wrote=%d locked=%d lock-busy=%d (committing drops: %d) deduped=%d commit-lock-busy=%d; launches waiting %v for the lock: %d, none fell back",
+		n.children, n.killed, n.killedMidway, n.launches, n.warm, n.wrote, n.locked, n.busy, n.busyDropped, n.deduped, n.commitBusy, patient, n.patient)
 	require.Positive(t, n.killed, "no child was killed")
 	require.Positive(t, n.warm, "no launch hit everything")
 	require.Positive(t, n.wrote, "no launch committed")
