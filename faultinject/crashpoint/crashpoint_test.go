@@ -165,3 +165,13 @@ func TestTwoCrashes(t *testing.T) {
 		}
 	}
 }
+
+// A random-fault run is reproducible from its seed.
+func TestRandomFaultsReproducible(t *testing.T) {
+	a, err := RandomRuns(Config{Format: spec.FormatV3, Seed: 11}, 10, 0.05)
+	require.NoError(t, err)
+	b, err := RandomRuns(Config{Format: spec.FormatV3, Seed: 11}, 10, 0.05)
+	require.NoError(t, err)
+	assert.Equal(t, a.String(), b.String())
+	assert.Positive(t, a.Injected)
+}

@@ -10,12 +10,14 @@ import (
 )
 
 // RandomFaults is the injector of RandomRuns: each call fails with
-// probability p, with one of the faults of G8 chosen under seed. Its String
-// is the DSL text that rebuilds it.
+// probability p, with one of the faults of G8 chosen under seed. Decisions
+// follow the order of calls (errorfs.RandomCalls), not their paths, because
+// the cache's temporary file names are random: so a run is reproducible from
+// its seed. Its String is the DSL text that rebuilds it.
 func RandomFaults(p float64, seed uint64) errorfs.Injector {
 	injs := make([]errorfs.Injector, len(Faults))
 	for i, f := range Faults {
-		injs[i] = errorfs.InjectRandomly(p/float64(len(Faults)), seed+uint64(i), nil, f)
+		injs[i] = errorfs.InjectRandomCalls(p/float64(len(Faults)), seed+uint64(i), nil, f)
 	}
 	return errorfs.Any(injs...)
 }

@@ -15,11 +15,13 @@ import (
 //	      | (short N INJ-ERRNO)           write N bytes, then fail
 //	      | (if PRED INJ)
 //	      | (onIndex N [PRED] INJ)        the N-th (0-based) op matching PRED
-//	      | (randomly P SEED [PRED] INJ)  each matching op with probability P
+//	      | (randomly P SEED [PRED] INJ)  each matching op with probability P,
+//	                                      one generator per path
+//	      | (randomCalls P SEED [PRED] INJ)  the same, one generator in all
 //	      | (any INJ...) | (counter INJ) | (toggle INJ)
 //	PRED := reads | writes | (ops KIND...) | (path "GLOB")
 //	      | (and PRED...) | (or PRED...) | (not PRED)
-//	      | (onIndex N) | (randomly P SEED)
+//	      | (onIndex N) | (randomly P SEED) | (randomCalls P SEED)
 //
 // KIND is an OpKind name (open create rename remove stat readdir syncdir
 // read write close size truncate allocate sync syncdata map lock unlock
@@ -218,7 +220,7 @@ func injector(n node) (Injector, error) {
 			return nil, err
 		}
 		return InjectOnIndex(k, pr, inj), nil
-	case "randomly":
+	case "randomly", "randomCalls":
 		if len(args) != 3 && len(args) != 4 {
 			return nil, arity(n)
 		}
@@ -229,6 +231,9 @@ func injector(n node) (Injector, error) {
 		pr, inj, err := optPredInj(args[2:])
 		if err != nil {
 			return nil, err
+		}
+		if h == "randomCalls" {
+			return InjectRandomCalls(prob, seed, pr, inj), nil
 		}
 		return InjectRandomly(prob, seed, pr, inj), nil
 	case "any":
@@ -338,13 +343,16 @@ func predicate(n node) (Predicate, error) {
 			return nil, err
 		}
 		return OnIndex(k), nil
-	case "randomly":
+	case "randomly", "randomCalls":
 		if len(args) != 2 {
 			return nil, arity(n)
 		}
 		prob, seed, err := probSeed(args[0], args[1])
 		if err != nil {
 			return nil, err
+		}
+		if n.head() == "randomCalls" {
+			return RandomCalls(prob, seed), nil
 		}
 		return Randomly(prob, seed), nil
 	}

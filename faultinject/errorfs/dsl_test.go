@@ -15,6 +15,8 @@ func TestDSLRoundTrip(t *testing.T) {
 		"(onIndex 3 (ops write allocate) enospc)",
 		"(onIndex 0 eio)",
 		"(randomly 0.1 42 eio)",
+		"(randomCalls 0.05 3 writes (short 10 enospc))",
+		"(if (randomCalls 0.5 9) eio)",
 		"(randomly 0.25 7 (and writes (path \"*.tmp\")) (short 17 eio))",
 		"(if (or reads (not (ops sync))) eintr)",
 		"(if (and (onIndex 2) (randomly 0.5 1)) enomem)",

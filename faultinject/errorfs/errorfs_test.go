@@ -169,6 +169,17 @@ func TestRandomlyIsDeterministicPerPath(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, 1000, fired, 150)
+	// One generator for all calls: the decisions follow the call order,
+	// whatever the paths are called.
+	seq := func(paths ...string) []bool {
+		r := RandomCalls(0.5, 7)
+		var out []bool
+		for _, p := range paths {
+			out = append(out, r.Evaluate(Op{Path: p}))
+		}
+		return out
+	}
+	assert.Equal(t, seq("a", "b", "c", "d", "e", "f", "g", "h"), seq("x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8"))
 	assert.False(t, Randomly(0, 1).Evaluate(Op{}))
 	assert.True(t, Randomly(1, 1).Evaluate(Op{}))
 }

@@ -157,20 +157,29 @@ func (p *IndexPredicate) Seen() int64 { return p.seen.Load() }
 
 func (p *IndexPredicate) String() string { return fmt.Sprintf("(onIndex %d)", p.n) }
 
-// RandomPredicate holds with probability p. Each path has its own generator
-// seeded from (seed, path), so the decisions for one file do not depend on
-// how calls on other files interleave: the same seed gives the same faults
-// for the same per-file call sequence.
+// RandomPredicate holds with probability p. Randomly keeps one generator
+// per path, seeded from (seed, path), so the decisions for one file do not
+// depend on how calls on other files interleave. RandomCalls keeps one
+// generator for all calls, so the decisions depend only on the order of the
+// calls: the right choice when file names are themselves random (temporary
+// files), which would make per-path decisions differ from run to run.
 type RandomPredicate struct {
-	p    float64
-	seed uint64
-	mu   sync.Mutex
-	rngs map[string]*rand.Rand
+	p       float64
+	seed    uint64
+	perPath bool
+	mu      sync.Mutex
+	rngs    map[string]*rand.Rand
 }
 
 // Randomly returns a predicate holding with probability p, deterministic
-// under seed.
+// under seed for each path's sequence of calls.
 func Randomly(p float64, seed uint64) *RandomPredicate {
+	return &RandomPredicate{p: p, seed: seed, perPath: true, rngs: map[string]*rand.Rand{}}
+}
+
+// RandomCalls returns a predicate holding with probability p, deterministic
+// under seed for the sequence of all calls.
+func RandomCalls(p float64, seed uint64) *RandomPredicate {
 	return &RandomPredicate{p: p, seed: seed, rngs: map[string]*rand.Rand{}}
 }
 
@@ -178,16 +187,27 @@ func Randomly(p float64, seed uint64) *RandomPredicate {
 func (r *RandomPredicate) Evaluate(op Op) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rng, ok := r.rngs[op.Path]
+	key := ""
+	if r.perPath {
+		key = op.Path
+	}
+	rng, ok := r.rngs[key]
 	if !ok {
-		rng = rand.New(rand.NewPCG(r.seed, fnv64(op.Path)))
-		r.rngs[op.Path] = rng
+		rng = rand.New(rand.NewPCG(r.seed, fnv64(key)))
+		r.rngs[key] = rng
 	}
 	return rng.Float64() < r.p
 }
 
+func (r *RandomPredicate) name() string {
+	if r.perPath {
+		return "randomly"
+	}
+	return "randomCalls"
+}
+
 func (r *RandomPredicate) String() string {
-	return fmt.Sprintf("(randomly %s %d)", formatFloat(r.p), r.seed)
+	return fmt.Sprintf("(%s %s %d)", r.name(), formatFloat(r.p), r.seed)
 }
 
 func fnv64(s string) uint64 {
@@ -251,9 +271,15 @@ type randomlyInj struct {
 }
 
 // InjectRandomly fails each op matching p (nil = every op) with probability
-// prob, deterministically under seed. DSL: (randomly P SEED [PRED] INJ).
+// prob, deterministically under seed per path. DSL: (randomly P SEED [PRED] INJ).
 func InjectRandomly(prob float64, seed uint64, p Predicate, inj Injector) Injector {
 	return &randomlyInj{r: Randomly(prob, seed), p: p, inj: inj}
+}
+
+// InjectRandomCalls is InjectRandomly with one generator for all calls
+// (see RandomCalls). DSL: (randomCalls P SEED [PRED] INJ).
+func InjectRandomCalls(prob float64, seed uint64, p Predicate, inj Injector) Injector {
+	return &randomlyInj{r: RandomCalls(prob, seed), p: p, inj: inj}
 }
 
 func (o *randomlyInj) MaybeError(op Op) error {
@@ -264,7 +290,7 @@ func (o *randomlyInj) MaybeError(op Op) error {
 }
 
 func (o *randomlyInj) String() string {
-	head := fmt.Sprintf("(randomly %s %d", formatFloat(o.r.p), o.r.seed)
+	head := fmt.Sprintf("(%s %s %d", o.r.name(), formatFloat(o.r.p), o.r.seed)
 	if o.p == nil {
 		return head + " " + o.inj.String() + ")"
 	}
