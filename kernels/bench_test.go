@@ -88,7 +88,10 @@ func BenchmarkFC(b *testing.B) {
 		var kernels []*Kernel
 		fast, slow := NewRegistry(), newRegistry(withoutSIMD())
 		kernels = append(kernels, fast.Kernels()...)
-		if haveAVX2FMA {
+		if cpuSIMD >= simdAVX512 {
+			kernels = append(kernels, newRegistry(withSIMDAtMost(simdAVX2)).Default())
+		}
+		if cpuSIMD >= simdAVX2 {
 			kernels = append(kernels, slow.Default())
 		}
 		for _, k := range kernels {

@@ -12,9 +12,9 @@ import (
 type Kernel struct {
 	name string
 	lay  layout
-	// simd selects the AVX2/FMA micro-kernel; it is true only when the CPU
-	// has both and the layout is the one the micro-kernel reads.
-	simd bool
+	// simd selects the assembly micro-kernels: never above what the CPU
+	// supports, and none unless the layout is the one they read.
+	simd simdLevel
 
 	fpOnce sync.Once
 	fp     uint64
@@ -23,20 +23,34 @@ type Kernel struct {
 // option adjusts kernel construction; tests use it to force the pure-Go path.
 type option func(*config)
 
-type config struct{ noSIMD bool }
+type config struct{ maxSIMD simdLevel }
+
+// simdLevel orders the compute paths of the f32 nr16 layout.
+type simdLevel uint8
+
+const (
+	simdNone   simdLevel = iota // pure Go
+	simdAVX2                    // AVX2 + FMA: 4x16 and 1x16
+	simdAVX512                  // AVX-512F: 8x16, then the AVX2 kernels for leftover rows
+)
 
 // withoutSIMD disables the assembly micro-kernels so that the pure-Go path
 // is exercised even on CPUs that have AVX2 and FMA.
-func withoutSIMD() option { return func(c *config) { c.noSIMD = true } }
+func withoutSIMD() option { return withSIMDAtMost(simdNone) }
+
+// withSIMDAtMost caps the assembly level, so that tests reach the AVX2
+// path on CPUs that also have AVX-512.
+func withSIMDAtMost(l simdLevel) option { return func(c *config) { c.maxSIMD = min(c.maxSIMD, l) } }
 
 func newKernel(l layout, opts ...option) *Kernel {
-	var c config
+	c := config{maxSIMD: simdAVX512}
 	for _, o := range opts {
 		o(&c)
 	}
 	k := &Kernel{name: l.name(), lay: l}
-	k.simd = !c.noSIMD && haveAVX2FMA && l.elem == elemF32 && l.nr == 16 &&
-		l.kr == 1 && l.sr == 1 && !l.biasLast
+	if l.elem == elemF32 && l.nr == 16 && l.kr == 1 && l.sr == 1 && !l.biasLast {
+		k.simd = min(cpuSIMD, c.maxSIMD)
+	}
 	return k
 }
 
@@ -57,9 +71,12 @@ func (k *Kernel) Params() (elem string, nr, kr, sr int) {
 }
 
 // ComputePath names the compute path this kernel takes on this machine:
-// "avx2-fma" or "go".
+// "avx512f", "avx2-fma" or "go".
 func (k *Kernel) ComputePath() string {
-	if k.simd {
+	switch k.simd {
+	case simdAVX512:
+		return "avx512f"
+	case simdAVX2:
 		return "avx2-fma"
 	}
 	return "go"
@@ -171,8 +188,8 @@ func (k *Kernel) computePanels(y []float32, ldy int, x []float32, m int, packed 
 	switch {
 	case k.lay.elem == elemQC8W:
 		k.computeQC8W(y, ldy, x, m, packed, nc, kdim)
-	case k.simd:
-		computeF32NR16SIMD(y, ldy, x, m, packed, nc, kdim)
+	case k.simd != simdNone:
+		computeF32NR16SIMD(y, ldy, x, m, packed, nc, kdim, k.simd == simdAVX512)
 	case k.lay.kr == 1 && k.lay.sr == 1 && !k.lay.biasLast:
 		computeF32KR1(y, ldy, x, m, packed, k.lay.nr, nc, kdim)
 	case k.lay.sr == 1 && !k.lay.biasLast:

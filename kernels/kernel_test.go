@@ -35,16 +35,16 @@ func TestRegistry(t *testing.T) {
 	require.NotSame(t, r.Default(), NewRegistry().Default())
 }
 
-// TestComputePathDispatch: on a CPU with AVX2 and FMA the default kernel
-// takes the assembly path, and the test option really turns it off, so the
-// property tests cover both.
+// TestComputePathDispatch: the default kernel takes the best assembly path
+// the CPU has, and the test options really cap it, so the property tests
+// cover every path this machine can run.
 func TestComputePathDispatch(t *testing.T) {
-	want := "go"
-	if haveAVX2FMA {
-		want = "avx2-fma"
-	}
+	want := map[simdLevel]string{simdNone: "go", simdAVX2: "avx2-fma", simdAVX512: "avx512f"}[cpuSIMD]
 	require.Equal(t, want, NewRegistry().Default().ComputePath())
 	require.Equal(t, "go", newRegistry(withoutSIMD()).Default().ComputePath())
+	if cpuSIMD >= simdAVX2 {
+		require.Equal(t, "avx2-fma", newRegistry(withSIMDAtMost(simdAVX2)).Default().ComputePath())
+	}
 	for _, k := range NewRegistry().Kernels() {
 		if k.Name() != "f32-goi-nr16" {
 			require.Equal(t, "go", k.ComputePath(), k.Name())

@@ -13,15 +13,19 @@ import (
 )
 
 // computePaths returns one registry per compute path this machine can run:
-// always the pure-Go path, and the assembly path where the CPU has it, so
-// both are checked here even though NewRegistry would pick only one.
+// always the pure-Go path, and each assembly level the CPU has, so all are
+// checked here even though NewRegistry would pick only the best.
 func computePaths(t *testing.T) map[string]*Registry {
 	t.Helper()
 	paths := map[string]*Registry{"go": newRegistry(withoutSIMD())}
-	if haveAVX2FMA {
-		paths["avx2-fma"] = newRegistry()
-	} else {
-		t.Log("CPU lacks AVX2+FMA: only the pure-Go path is checked")
+	if cpuSIMD >= simdAVX2 {
+		paths["avx2-fma"] = newRegistry(withSIMDAtMost(simdAVX2))
+	}
+	if cpuSIMD >= simdAVX512 {
+		paths["avx512f"] = newRegistry()
+	}
+	if len(paths) < 3 {
+		t.Logf("CPU SIMD level %d: checking only %d compute paths", cpuSIMD, len(paths))
 	}
 	return paths
 }

@@ -4,9 +4,17 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// haveAVX2FMA is read once at start-up from CPUID (x/sys/cpu also checks
-// that the OS saves the YMM state). It is never written afterwards.
-var haveAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// cpuSIMD is read once at start-up from CPUID; x/sys/cpu also checks that
+// the OS saves the YMM and ZMM state. It is never written afterwards.
+var cpuSIMD = func() simdLevel {
+	switch {
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F:
+		return simdAVX512
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return simdAVX2
+	}
+	return simdNone
+}()
 
 // gemm4x16 computes four rows of one nr=16 panel: for r in 0..3,
 // c_r[0:16] = w[0:16] + Σ_k a_r[k]·w[16+16k : 32+16k]. Rows may alias
@@ -21,20 +29,36 @@ func gemm4x16(kc int, a0, a1, a2, a3, w, c0, c1, c2, c3 *float32)
 //go:noescape
 func gemm1x16(kc int, a, w, c *float32)
 
+// gemm8x16avx512 computes eight rows of one nr=16 panel; row r of x starts
+// at a + r·lda bytes and row r of the output at c + r·ldc bytes.
+//
+//go:noescape
+func gemm8x16avx512(kc int, a *float32, lda int, w *float32, c *float32, ldc int)
+
 // computeF32NR16SIMD drives gemm4x16 over the canonical f32 nr16 layout.
 // Panels are the outer loop so that one panel (16·K floats) stays in L2
 // while all row blocks of x stream past it. A partial last panel is
 // computed into a scratch tile, because the micro-kernel always stores 16
 // columns.
-func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
+func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int, avx512 bool) {
 	all := f32s(packed)
 	pf := 16 + 16*kdim
-	var tmp [4][16]float32
+	var tmp [8][16]float32
 	var a, c [4]*float32
 	for n0 := 0; n0 < n; n0 += 16 {
 		w := &all[n0/16*pf]
 		nb := min(16, n-n0)
 		r0 := 0
+		for ; avx512 && r0+8 <= m; r0 += 8 {
+			if nb == 16 {
+				gemm8x16avx512(kdim, &x[r0*kdim], 4*kdim, w, &y[r0*ldy+n0], 4*ldy)
+				continue
+			}
+			gemm8x16avx512(kdim, &x[r0*kdim], 4*kdim, w, &tmp[0][0], 64)
+			for i := range 8 {
+				copy(y[(r0+i)*ldy+n0:(r0+i)*ldy+n0+nb], tmp[i][:nb])
+			}
+		}
 		for ; r0+4 <= m; r0 += 4 {
 			for i := range 4 {
 				a[i] = &x[(r0+i)*kdim]

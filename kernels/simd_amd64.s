@@ -113,3 +113,71 @@ done:
 	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
 	RET
+
+// func gemm8x16avx512(kc int, a *float32, lda int, w *float32, c *float32, ldc int)
+//
+// Eight rows of one panel with AVX-512: one zmm accumulator per row
+// (Z0..Z7, started from the biases); per k one 64-byte weight load and
+// eight FMAs whose x operand is an embedded broadcast from memory. Row r of
+// x is at a + r·lda, row r of the output at c + r·ldc (strides in bytes).
+TEXT ·gemm8x16avx512(SB), NOSPLIT, $0-48
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), R8
+	MOVQ lda+16(FP), DX
+	MOVQ w+24(FP), SI
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	LEAQ (R11)(DX*1), R12
+	LEAQ (R12)(DX*1), R13
+	LEAQ (R13)(DX*1), AX
+	LEAQ (AX)(DX*1), BX
+
+	VMOVUPS (SI), Z0
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	ADDQ $64, SI
+	XORQ DX, DX
+	TESTQ CX, CX
+	JLE store8
+
+loop8:
+	VMOVUPS (SI), Z8
+	VFMADD231PS.BCST (R8)(DX*4), Z8, Z0
+	VFMADD231PS.BCST (R9)(DX*4), Z8, Z1
+	VFMADD231PS.BCST (R10)(DX*4), Z8, Z2
+	VFMADD231PS.BCST (R11)(DX*4), Z8, Z3
+	VFMADD231PS.BCST (R12)(DX*4), Z8, Z4
+	VFMADD231PS.BCST (R13)(DX*4), Z8, Z5
+	VFMADD231PS.BCST (AX)(DX*4), Z8, Z6
+	VFMADD231PS.BCST (BX)(DX*4), Z8, Z7
+	ADDQ $64, SI
+	INCQ DX
+	CMPQ DX, CX
+	JLT loop8
+
+store8:
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), DX
+	VMOVUPS Z0, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z1, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z2, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z3, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z4, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z5, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z6, (DI)
+	ADDQ DX, DI
+	VMOVUPS Z7, (DI)
+	VZEROUPPER
+	RET
