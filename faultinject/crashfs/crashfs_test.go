@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -564,4 +565,29 @@ func TestErrorfsUnmapTruncatedMapping(t *testing.T) {
 		assert.NoError(t, m.Sync())
 		assert.NoError(t, m.Close())
 	})
+}
+
+func TestCapacity(t *testing.T) {
+	f := New(Options{Capacity: 10000})
+	require.NoError(t, f.MkdirAll("/c"))
+	a := create(t, f, "/c/a", make([]byte, 6000))
+	b := create(t, f, "/c/b", nil)
+	err := b.Allocate(0, 5000)
+	assert.ErrorIs(t, err, syscall.ENOSPC)
+	sz, err := b.Size()
+	require.NoError(t, err)
+	assert.Zero(t, sz, "a failed allocate changes nothing")
+	_, err = b.WriteAt(make([]byte, 4001), 0)
+	assert.ErrorIs(t, err, syscall.ENOSPC)
+	_, err = b.WriteAt(make([]byte, 4000), 0)
+	assert.NoError(t, err, "exactly full")
+	_, err = a.WriteAt([]byte("rewrite in place needs no space"), 0)
+	assert.NoError(t, err)
+	require.NoError(t, f.Remove("/c/a"))
+	assert.NoError(t, b.Allocate(0, 9000), "removing a file frees its space")
+	n := f.ProcessCrash()
+	n.SetCapacity(0)
+	nb, err := n.OpenFile("/c/b", os.O_RDWR, 0)
+	require.NoError(t, err)
+	assert.NoError(t, nb.Allocate(0, 1<<20), "unlimited")
 }

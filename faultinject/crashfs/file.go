@@ -83,6 +83,9 @@ func (w *File) WriteAt(p []byte, off int64) (int, error) {
 	}
 	w.ino.pull()
 	end := off + int64(len(p))
+	if err := w.fs.room(w.ino, end, "write", w.name); err != nil {
+		return 0, err
+	}
 	if end > int64(len(w.ino.data)) {
 		w.ino.grow(end)
 		copy(w.ino.data[off:], p)
@@ -157,7 +160,7 @@ func (w *File) truncateLocked(size int64) error {
 }
 
 // Allocate implements vfs.File: extends the size (with zeros) to cover the
-// range. Disk space is not modelled; inject ENOSPC with errorfs.
+// range; beyond Options.Capacity it fails with ENOSPC and changes nothing.
 func (w *File) Allocate(off, length int64) error {
 	w.fs.mu.Lock()
 	defer w.fs.mu.Unlock()
@@ -171,6 +174,9 @@ func (w *File) Allocate(off, length int64) error {
 		return &fs.PathError{Op: "allocate", Path: w.name, Err: syscall.EINVAL}
 	}
 	w.ino.pull()
+	if err := w.fs.room(w.ino, off+length, "allocate", w.name); err != nil {
+		return err
+	}
 	if end := off + length; end > int64(len(w.ino.data)) {
 		w.ino.grow(end)
 		w.ino.mtime = w.fs.clock + 1

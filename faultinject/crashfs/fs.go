@@ -57,6 +57,12 @@ type Options struct {
 	// data: 512 (a disk sector, the default) or the page size (the page
 	// cache's writeback unit). The write in flight is always torn at 512.
 	LossUnit int
+	// Capacity, if positive, is the size of the disk: a WriteAt or Allocate
+	// that would make the files reachable from a directory exceed it fails
+	// with ENOSPC, as a full disk does (G8). Truncate never fails for
+	// space (it makes a hole), and unlinked files still open are not
+	// counted. Clones made by a crash keep it.
+	Capacity int64
 	_        struct{}
 }
 
@@ -167,6 +173,30 @@ func (f *FS) SetCrashAfter(n int) {
 	if n >= 0 && len(f.log) >= n {
 		f.freeze()
 	}
+}
+
+// SetCapacity changes Options.Capacity (0: unlimited), for example to free
+// space after a full-disk test.
+func (f *FS) SetCapacity(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.Capacity = n
+}
+
+// room reports ENOSPC when growing ino to size would exceed the capacity.
+// Callers hold mu.
+func (f *FS) room(ino *inode, size int64, op, name string) error {
+	if f.opts.Capacity <= 0 || size <= int64(len(ino.data)) {
+		return nil
+	}
+	used := size - int64(len(ino.data))
+	for _, x := range f.inodes() {
+		used += int64(len(x.data))
+	}
+	if used > f.opts.Capacity {
+		return &fs.PathError{Op: op, Path: name, Err: syscall.ENOSPC}
+	}
+	return nil
 }
 
 // CrashPointReached reports whether SetCrashAfter's call count was reached.

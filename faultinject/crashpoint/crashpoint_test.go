@@ -175,3 +175,21 @@ func TestRandomFaultsReproducible(t *testing.T) {
 	assert.Equal(t, a.String(), b.String())
 	assert.Positive(t, a.Injected)
 }
+
+// Every disk size from empty to enough, 1 KiB apart: a full disk is a
+// recorded fallback, never a failure or a wrong byte, and once space is
+// freed the cache converges.
+func TestFullDisk(t *testing.T) {
+	for _, format := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		rep, err := FullDisk(Config{Format: format}, 1024)
+		require.NoError(t, err)
+		t.Log(rep)
+		assert.Positive(t, rep.Fallbacks, "small disks must make the cache fall back")
+		for i, v := range rep.Violations {
+			expected := format == spec.FormatV2 && (v.Guarantee == "G2" || v.Guarantee == "G7")
+			if !expected && i < 10 {
+				t.Errorf("disk of %d bytes: %s %s", v.Point, v.Guarantee, v.Detail)
+			}
+		}
+	}
+}
