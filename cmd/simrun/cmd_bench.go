@@ -45,8 +45,11 @@ type benchReport struct {
 	WarmSpeedup         float64            `json:"warm_speedup"`
 	WarmMSByPolicy      map[string]float64 `json:"warm_ms_by_policy"`
 	WarmSpeedupByPolicy map[string]float64 `json:"warm_speedup_by_policy"`
-	ColdRunMS           float64            `json:"cold_run_ms"`
-	WarmRunMS           float64            `json:"warm_run_ms"`
+	// WarmFirstOutputMSByPolicy is init plus inference: checking data
+	// checksums faults the pages in, which inference would otherwise do.
+	WarmFirstOutputMSByPolicy map[string]float64 `json:"warm_first_output_ms_by_policy"`
+	ColdRunMS                 float64            `json:"cold_run_ms"`
+	WarmRunMS                 float64            `json:"warm_run_ms"`
 
 	LookupNS      float64 `json:"lookup_ns"`
 	LookupsPerSec float64 `json:"lookups_per_sec"`
@@ -76,8 +79,11 @@ type benchReport struct {
 
 	// Packing and plain copy of the same source bytes, layer by layer,
 	// alternated in one loop so both see the same machine state.
+	// CRCGBps is CRC32C over the packed bytes in the same loop: the cost
+	// model of data verification (G1) is packed_bytes / crc_gbps.
 	PackGBps  float64 `json:"pack_gbps"`
 	CopyGBps  float64 `json:"copy_gbps"`
+	CRCGBps   float64 `json:"crc_gbps"`
 	PackRatio float64 `json:"pack_to_copy_ratio"`
 }
 
@@ -88,7 +94,7 @@ func cmdBench(e *env, args []string) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	preset := fs.String("preset", runtime.PresetSmall, "preset: "+strings.Join(runtime.Presets(), " or "))
-	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 2 for llama-1184)")
+	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 3 for llama-1184)")
 	relaunches := fs.Int("relaunches", 100, "warm relaunches for the growth measurement (G4)")
 	dir := fs.String("dir", "", "directory for the cache file (default: a new temporary directory, removed after)")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -110,7 +116,7 @@ func cmdBench(e *env, args []string) int {
 	if *runs == 0 {
 		*runs = 5
 		if *preset == runtime.PresetLlama1184 {
-			*runs = 2
+			*runs = 3
 		}
 	}
 	work := *dir
@@ -170,7 +176,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
 		DefaultPolicy:  cache.VerifyPolicy(0).String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
-		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
+		WarmFirstOutputMSByPolicy: map[string]float64{},
+		UpgradeKernel:             up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
 	for _, l := range p.Layers() {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
@@ -202,13 +209,14 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
 		c := cfg
 		c.VerifyData = pol
-		var inits, runsT []time.Duration
+		var inits, runsT, firsts []time.Duration
 		for i := range b.runs {
 			r, err := b.warm(c, p.NumLayers())
 			if err != nil {
 				return nil, err
 			}
 			inits, runsT = append(inits, r.InitTime), append(runsT, r.RunTime)
+			firsts = append(firsts, r.InitTime+r.RunTime)
 			if pol == cache.VerifyOnFirstUse {
 				rep.DirtyBytesFileModeWarm = r.MappedDirty
 			}
@@ -216,6 +224,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		}
 		rep.WarmMSByPolicy[pol.String()] = msOf(median(inits))
 		rep.WarmSpeedupByPolicy[pol.String()] = ratio(rep.ColdMS, msOf(median(inits)))
+		rep.WarmFirstOutputMSByPolicy[pol.String()] = msOf(median(firsts))
 		if pol == cache.VerifyOnFirstUse {
 			rep.WarmMS, rep.WarmRunMS = msOf(median(inits)), msOf(median(runsT))
 		}
@@ -243,6 +252,9 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.GrowthBytes100Relaunches = st1.Size() - st0.Size()
 	rep.MtimeChanged = !st1.ModTime().Equal(st0.ModTime())
 
+	if err := b.bandwidth(rep, p, k); err != nil {
+		return nil, err
+	}
 	if err := b.lookups(rep, p, k); err != nil {
 		return nil, err
 	}
@@ -255,9 +267,6 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 			return nil, err
 		}
 		b.progress("heap mode: %d dirty bytes", rep.DirtyBytesHeapMode)
-	}
-	if err := b.bandwidth(rep, p, k); err != nil {
-		return nil, err
 	}
 	return rep, nil
 }
@@ -307,8 +316,8 @@ func (b *bencher) lookups(rep *benchReport, p *runtime.Program, k *kernels.Kerne
 		n += len(keys)
 	}
 	d := time.Since(start)
-	rep.LookupNS = float64(d.Nanoseconds()) / float64(n)
-	rep.LookupsPerSec = float64(n) / d.Seconds()
+	rep.LookupNS = round2(float64(d.Nanoseconds()) / float64(n))
+	rep.LookupsPerSec = float64(int64(float64(n) / d.Seconds()))
 	b.progress("look-up: %.0f ns", rep.LookupNS)
 	if err := c.Finalize(); err != nil {
 		return err
@@ -342,9 +351,9 @@ func (b *bencher) upgrade(rep *benchReport, cfg runtime.LaunchConfig, up *kernel
 	return nil
 }
 
-// bandwidth packs every layer and copies the same source bytes, alternating
-// per layer; buffers are touched before timing so page faults are not
-// counted.
+// bandwidth packs every layer, copies the same source floats and CRCs the
+// packed bytes, alternating per layer so all three see the same machine
+// state; buffers are touched before timing so page faults are not counted.
 func (b *bencher) bandwidth(rep *benchReport, p *runtime.Program, k *kernels.Kernel) error {
 	var maxW, maxN, maxPacked int
 	for _, l := range p.Layers() {
@@ -352,40 +361,46 @@ func (b *bencher) bandwidth(rep *benchReport, p *runtime.Program, k *kernels.Ker
 		maxPacked = max(maxPacked, k.PackedSize(l.N, l.K))
 	}
 	w, bias := make([]float32, maxW), make([]float32, maxN)
+	cp := make([]float32, maxW+maxN)
 	dst := make([]byte, maxPacked)
-	src := make([]byte, 4*(maxW+maxN))
-	cp := make([]byte, len(src))
 	for i := range dst {
 		dst[i] = 1
 	}
 	for i := range cp {
-		cp[i], src[i] = 1, byte(i)
+		cp[i] = 1
 	}
-	var packT, copyT time.Duration
-	var srcBytes int64
-	for rep := 0; rep < 3; rep++ {
+	goruntime.GC()
+	var packT, copyT, crcT time.Duration
+	var srcBytes, packedBytes int64
+	var sum uint32
+	for range 3 {
 		for i, l := range p.Layers() {
 			ww, bb := w[:l.N*l.K], bias[:l.N]
 			p.Weights(i, ww, bb)
 			if !l.Bias {
 				bb = nil
 			}
-			n := 4 * (len(ww) + len(bb))
+			packed := dst[:k.PackedSize(l.N, l.K)]
 			t := time.Now()
-			if err := k.Pack(dst[:k.PackedSize(l.N, l.K)], l.N, l.K, ww, bb); err != nil {
+			if err := k.Pack(packed, l.N, l.K, ww, bb); err != nil {
 				return err
 			}
 			packT += time.Since(t)
 			t = time.Now()
-			copy(cp[:n], src[:n])
+			copy(cp[copy(cp, ww):], bb)
 			copyT += time.Since(t)
-			srcBytes += int64(n)
+			t = time.Now()
+			sum ^= spec.CRC32C(packed)
+			crcT += time.Since(t)
+			srcBytes += int64(4 * (len(ww) + len(bb)))
+			packedBytes += int64(len(packed))
 		}
 	}
-	rep.PackGBps = float64(srcBytes) / packT.Seconds() / 1e9
-	rep.CopyGBps = float64(srcBytes) / copyT.Seconds() / 1e9
+	rep.PackGBps = round2(float64(srcBytes) / packT.Seconds() / 1e9)
+	rep.CopyGBps = round2(float64(srcBytes) / copyT.Seconds() / 1e9)
+	rep.CRCGBps = round2(float64(packedBytes) / crcT.Seconds() / 1e9)
 	rep.PackRatio = ratio(rep.PackGBps, rep.CopyGBps)
-	b.progress("pack %.2f GB/s, copy %.2f GB/s", rep.PackGBps, rep.CopyGBps)
+	b.progress("pack %.2f GB/s, copy %.2f GB/s, crc32c %.2f GB/s (checksum %08x)", rep.PackGBps, rep.CopyGBps, rep.CRCGBps, sum)
 	return nil
 }
 
@@ -444,7 +459,7 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "cold init        %10.2f ms   (run %.2f ms)\n", r.ColdMS, r.ColdRunMS)
 	fmt.Fprintf(w, "warm init        %10.2f ms   (run %.2f ms)  %.1fx faster, data verification %s\n", r.WarmMS, r.WarmRunMS, r.WarmSpeedup, r.DefaultPolicy)
 	for _, pol := range []string{"on-first-use", "on-load", "off"} {
-		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol])
+		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx   (init+run %.2f ms)\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol], r.WarmFirstOutputMSByPolicy[pol])
 	}
 	fmt.Fprintf(w, "look-up          %10.1f ns   (%.0f /s)\n", r.LookupNS, r.LookupsPerSec)
 	if r.MemoryMeasured {
@@ -453,12 +468,17 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "file %d bytes; after %d relaunches grew %d bytes, mtime changed %t\n", r.FileSize, r.Relaunches, r.GrowthBytes100Relaunches, r.MtimeChanged)
 	fmt.Fprintf(w, "upgrade to %s: repacks %v, next launch %d misses, file %d bytes (%+d), garbage %d\n",
 		r.UpgradeKernel, r.UpgradeRepacks, r.UpgradeNextMisses, r.FileSizeAfterUpgrade, r.GrowthBytesAfterUpgrade, r.GarbageAfterUpgrade)
-	fmt.Fprintf(w, "pack %.2f GB/s, copy %.2f GB/s (pack/copy %.2f)\n", r.PackGBps, r.CopyGBps, r.PackRatio)
+	fmt.Fprintf(w, "pack %.2f GB/s, copy %.2f GB/s (pack/copy %.2f), crc32c %.2f GB/s\n", r.PackGBps, r.CopyGBps, r.PackRatio, r.CRCGBps)
 }
 
+// median of an even count is the mean of the middle two, so two runs do
+// not report the slower one.
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
@@ -468,5 +488,7 @@ func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
-	return float64(int64(a/b*100+0.5)) / 100
+	return round2(a / b)
 }
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
