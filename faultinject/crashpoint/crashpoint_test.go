@@ -193,3 +193,22 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// Power loss at page granularity (the page cache writes back whole pages):
+// the cold workload always, every workload in long mode.
+func TestCrashPointsV3PageLoss(t *testing.T) {
+	ws := Workloads(6)
+	if os.Getenv("XPWC_LONG") != "1" {
+		ws = ws[:1]
+	}
+	for _, w := range ws {
+		rep, err := Enumerate(Config{Format: spec.FormatV3, Outcomes: outcomes(), Seed: 2, LossUnit: 4096}, w)
+		require.NoError(t, err)
+		t.Logf("4 KiB loss unit: %s", rep)
+		for i, v := range rep.Violations {
+			if i < 5 {
+				t.Errorf("%s", v)
+			}
+		}
+	}
+}
