@@ -61,7 +61,8 @@ func BenchmarkPackVsCopy(b *testing.B) {
 	}
 }
 
-// BenchmarkFCVsGonum: the default kernel's Compute (one goroutine) against
+// BenchmarkFCVsGonum: the default kernel's Compute (one goroutine), on each
+// compute path this machine has, against
 // gonum's Sgemm on Y = X·Wᵀ, K = N = 1024; goal ≥ 4× gonum. Under -cpu 1
 // both use one core; under -cpu 2 gonum splits the product over two
 // goroutines while Compute stays on one, and the "par" variant uses
@@ -69,11 +70,14 @@ func BenchmarkPackVsCopy(b *testing.B) {
 func BenchmarkFCVsGonum(b *testing.B) {
 	const n, kdim = 1024, 1024
 	c := benchCase(n, kdim)
-	for _, path := range []string{"best", "go"} {
-		reg := NewRegistry()
-		if path == "go" {
-			reg = newRegistry(withoutSIMD())
-		}
+	regs := []*Registry{NewRegistry()}
+	if cpuSIMD >= simdAVX512 {
+		regs = append(regs, newRegistry(withSIMDAtMost(simdAVX2)))
+	}
+	if cpuSIMD >= simdAVX2 {
+		regs = append(regs, newRegistry(withoutSIMD()))
+	}
+	for _, reg := range regs {
 		k := reg.Default()
 		packed := packOrFail(b, k, c)
 		for _, par := range []bool{false, true} {
