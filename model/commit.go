@@ -2,10 +2,39 @@ package model
 
 import "github.com/xpwc/xpwc/spec"
 
-// commit publishes process p's appended packings: the newest committed index
-// (re-read under the writer lock, so concurrent commits merge) plus p's
-// entries. A file whose index is unreadable is replaced by rename, never
-// truncated in place (G6).
+// commitIfDirty commits when the instance has something new, taking the
+// writer lock if it is free (and giving it back unless a launch is in
+// progress). It reports false when the lock is busy, leaving the commit
+// pending.
+func (m machine) commitIfDirty(o *Outcome, p spec.Proc) bool {
+	s := &o.Next
+	pr := &s.Procs[p]
+	if !dirty(pr) {
+		return true
+	}
+	me := uint8(p) + 1
+	switch s.Disk.Lock {
+	case me:
+		m.commit(o, p)
+	case 0:
+		// Taking the lock re-reads the newest commit, as a reservation does.
+		s.Disk.Lock = me
+		m.refreshKeepingSteps(o, p)
+		m.commit(o, p)
+		if pr.Phase != spec.PhasePacking {
+			s.Disk.Lock = 0
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// commit publishes process p's changes under the writer lock: the newest
+// committed index (re-read, so concurrent commits merge) without the
+// packings p dropped, plus p's appended packings. A file whose index is
+// unreadable is replaced by rename, never truncated in place (G6). When the
+// merge leaves nothing to change, nothing is written (G4).
 func (m machine) commit(o *Outcome, p spec.Proc) {
 	s := &o.Next
 	pr := &s.Procs[p]
@@ -16,6 +45,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 				pr.Ents[n].Status = spec.EntryCommitted
 			}
 		}
+		pr.Tomb = [maxNames]Rec{}
 		return
 	}
 	var idx [maxNames]Rec
@@ -24,6 +54,15 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		idx = s.Disk.Idx
 	}
 	garbage := int(s.Disk.Garbage)
+	changed := false
+	for n := 0; n < m.b.Names; n++ {
+		if t := pr.Tomb[n]; t != 0 && idx[n].Identity() == t {
+			idx[n] = 0
+			garbage++
+			changed = true
+		}
+		pr.Tomb[n] = 0
+	}
 	var displaced uint8
 	for n := 0; n < m.b.Names; n++ {
 		e := &pr.Ents[n]
@@ -41,6 +80,10 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		}
 		idx[n] = e.Rec
 		e.Status = spec.EntryCommitted
+		changed = true
+	}
+	if !changed && !replace {
+		return // another writer's commit already made this one unnecessary
 	}
 	m.invalidateFor(s, displaced)
 	m.publish(o, idx, garbage, replace)

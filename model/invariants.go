@@ -141,8 +141,9 @@ func converge(_ Bounds, t Transition) bool {
 	return !t.Prev.Procs[op.Proc].Expect
 }
 
-// I5: finalize and save write only when something new was appended; an
-// invalidation writes only when the index listed the name.
+// I5: finalize and save write only when the instance has something to
+// commit (appended packings, dropped ones); an invalidation also when it
+// drops a packing the instance knew as committed.
 func noIdleWrite(_ Bounds, t Transition) bool {
 	op := t.Out.Op
 	if !t.Out.Result.Wrote {
@@ -150,9 +151,12 @@ func noIdleWrite(_ Bounds, t Transition) bool {
 	}
 	switch op.Kind {
 	case spec.OpFinalize, spec.OpSave:
-		return hasAppended(&t.Prev.Procs[op.Proc])
+		return dirty(&t.Prev.Procs[op.Proc])
 	case spec.OpInvalidate:
-		return t.Prev.Disk.State == DiskValid && t.Prev.Disk.Idx[op.Name].Present()
+		pr := &t.Prev.Procs[op.Proc]
+		e := &pr.Ents[op.Name]
+		listed := (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired
+		return dirty(pr) || listed
 	}
 	return false // nothing else writes
 }
@@ -217,11 +221,15 @@ func loadTotal(_ Bounds, t Transition) bool {
 	return t.Out.Op.Kind != spec.OpInit || !t.Out.Result.Failed
 }
 
-// I12: the packing path never fails.
+// I12: the packing path never fails; an explicit save may, with a reason.
 func fallbackNoError(_ Bounds, t Transition) bool {
 	switch t.Out.Op.Kind {
-	case spec.OpReserve, spec.OpInsert, spec.OpFinalize, spec.OpSave:
+	case spec.OpReserve, spec.OpInsert, spec.OpFinalize:
 		return !t.Out.Result.Failed
+	case spec.OpSave, spec.OpInvalidate:
+		// An explicit save may report that it could not commit now, but
+		// only for a recorded reason.
+		return !t.Out.Result.Failed || t.Out.Result.Reason != spec.ReasonNone
 	}
 	return true
 }

@@ -116,14 +116,23 @@ type Proc struct {
 	// Loaded is the set of programs initialized and not unloaded.
 	Loaded uint8
 	Ents   [maxNames]Entry
+	// Tomb holds, per name, the packing this instance dropped from its view
+	// of the committed index (invalidated, found corrupt, replaced by a
+	// re-pack): its next commit drops it from the file too, if the file
+	// still lists exactly that packing.
+	Tomb [maxNames]Rec
 
-	FileOn   bool // the instance uses the cache file (opted in)
-	NoFile   bool // this launch reads "no path" from its options
-	Expect   bool // this launch must hit every entry (I4)
-	Blocked  bool // this launch fell back to the heap (lock busy, no path)
-	Clean    bool // no invalidation happened during this launch
-	Broken   bool // a mapping was cut by a truncation (I8)
-	LoadFlag bool // the design's "loaded" flag (cache_loaded_ / loaded_from_disk_)
+	FileOn  bool // the instance uses the cache file (opted in)
+	NoFile  bool // this launch reads "no path" from its options
+	Expect  bool // this launch must hit every entry (I4)
+	Blocked bool // this launch fell back to the heap (lock busy, no path)
+	// HeapLaunch: the lock was busy at this launch's load or at one of its
+	// reservations; the rest of its reservations go to the heap without
+	// asking again, as the cache does (docs/locking.md, "A busy lock").
+	HeapLaunch bool
+	Clean      bool // no invalidation happened during this launch
+	Broken     bool // a mapping was cut by a truncation (I8)
+	LoadFlag   bool // the design's "loaded" flag (cache_loaded_ / loaded_from_disk_)
 	// OptModule is the module's own copy of the load options (cache path
 	// set or not); OptCaller is what the caller's map says now.
 	OptModule bool

@@ -20,19 +20,27 @@ func (m machine) init(o *Outcome, p spec.Proc, q spec.Program) bool {
 	}
 	if pr.Phase == spec.PhaseNoInstance {
 		pr.FileOn = useFile
-		if useFile {
-			o.Result.Load = m.open(o, p)
-		}
-	} else if pr.FileOn {
+	}
+	// The index is read under the shared lock: while another process
+	// writes, this launch keeps the view it has and packs to heap (G8).
+	busy := pr.FileOn && s.Disk.Lock != 0
+	switch {
+	case !pr.FileOn:
+	case busy:
+		o.Result.Load = spec.LoadBusy
+	case pr.Phase == spec.PhaseNoInstance:
+		o.Result.Load = m.open(o, p)
+	default:
 		o.Result.Load = m.refresh(o, p)
 	}
 	pr.Phase = spec.PhasePacking
 	pr.Prog = q
 	pr.Loaded |= 1 << q
 	pr.NoFile = !useFile || !pr.FileOn
-	pr.Blocked = pr.NoFile
+	pr.Blocked = pr.NoFile || busy
+	pr.HeapLaunch = busy
 	pr.Clean = true
-	pr.Expect = !pr.NoFile && s.Env.Settled&(1<<q) != 0 && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q)
+	pr.Expect = !pr.Blocked && s.Env.Settled&(1<<q) != 0 && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q)
 	return true
 }
 
@@ -101,6 +109,12 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 				*e = Entry{}
 			}
 		}
+		if t := pr.Tomb[n]; t != 0 {
+			if r.Identity() == t {
+				continue // still listed: this instance's next commit drops it
+			}
+			pr.Tomb[n] = 0 // gone or replaced by another writer
+		}
 		if r.Present() && (!e.Rec.Present() || e.Retired || e.Status == spec.EntryHeap) {
 			*e = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true, Hold: e.Hold}
 			o.Events |= EvtRefresh
@@ -119,6 +133,20 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		pr.LoadFlag = true
 	}
 	return outcome
+}
+
+// refreshKeepingSteps refreshes the view in the middle of a launch: the
+// entries' progress in the launch stays.
+func (m machine) refreshKeepingSteps(o *Outcome, p spec.Proc) {
+	pr := &o.Next.Procs[p]
+	var steps [maxNames]uint8
+	for n := range pr.Ents {
+		steps[n] = pr.Ents[n].Step
+	}
+	m.refresh(o, p)
+	for n := range pr.Ents {
+		pr.Ents[n].Step = steps[n]
+	}
 }
 
 // lookUp is XNNPACK's look_up of name n in the program being packed.
@@ -144,6 +172,7 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		if e.Rec&recCorrupt != 0 {
 			o.Events |= EvtCorruptCaught
 			match = false
+			tombstone(pr, int(n))
 			if e.Hold != 0 {
 				e.Retired = true
 			} else {
@@ -193,13 +222,20 @@ func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonNoPath
 	case m.d.LoadedRepacksToHeap && pr.LoadFlag:
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonDesign
-	case s.Disk.Lock == 0 || s.Disk.Lock == uint8(p)+1:
+	case pr.HeapLaunch:
+		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
+	case s.Disk.Lock == uint8(p)+1:
+		r.Place = spec.PlaceFile
+	case s.Disk.Lock == 0:
+		// Taking the writer lock re-reads the newest commit, which another
+		// process may have made since this launch's init (G2, G3).
 		s.Disk.Lock = uint8(p) + 1
 		r.Place = spec.PlaceFile
+		m.refreshKeepingSteps(o, p)
 	default:
 		// G8: a busy lock is a heap packing with a reason, not an error.
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
-		pr.Blocked = true
+		pr.Blocked, pr.HeapLaunch = true, true
 		o.Events |= EvtLockBusy
 	}
 	e.Step = stepReserved
@@ -215,8 +251,23 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 	if pr.Phase != spec.PhasePacking || e.Step != stepReserved {
 		return false
 	}
+	want := mkRec(pr.Kernel, pr.Src[n])
+	if e.Rec.Present() && !e.Retired && e.Rec == want {
+		// The same packing arrived meanwhile (the reservation re-read a
+		// commit of another process): the bytes compare equal, the
+		// existing entry is kept and the reservation is garbage (G4).
+		if e.Place == spec.PlaceFile {
+			s := &o.Next
+			s.Disk.Garbage = uint8(min(int(s.Disk.Garbage)+1, garbageCap))
+		}
+		e.Hold |= 1 << pr.Prog
+		e.Verified = true
+		e.Step, e.Place, e.Fallback = stepDone, spec.PlaceNone, false
+		return true
+	}
+	tombstone(pr, int(n))
 	ne := Entry{
-		Rec:      mkRec(pr.Kernel, pr.Src[n]),
+		Rec:      want,
 		Status:   spec.EntryHeap,
 		Hold:     e.Hold | 1<<pr.Prog,
 		Verified: true,
@@ -243,9 +294,9 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 			return false
 		}
 	}
-	if hasAppended(pr) {
-		m.commit(o, p)
-	}
+	// A commit the lock does not allow now stays pending: Finalize does
+	// not fail (G8).
+	m.commitIfDirty(o, p)
 	if s.Disk.Lock == uint8(p)+1 {
 		s.Disk.Lock = 0
 	}
@@ -260,7 +311,7 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 		pr.Ents[n].Step, pr.Ents[n].Place = stepNone, spec.PlaceNone
 	}
 	pr.Phase, pr.Prog = spec.PhaseIdle, 0
-	pr.Expect, pr.Blocked, pr.Clean, pr.NoFile = false, false, false, false
+	pr.Expect, pr.Blocked, pr.Clean, pr.NoFile, pr.HeapLaunch = false, false, false, false, false
 	return true
 }
 
@@ -278,39 +329,45 @@ func (m machine) save(o *Outcome, p spec.Proc) bool {
 			return false
 		}
 	}
-	if hasAppended(pr) {
-		m.commit(o, p)
+	if !m.commitIfDirty(o, p) {
+		// An explicit save reports that it could not commit; the
+		// packings stay usable and the commit pending.
+		o.Result.Failed, o.Result.Reason = true, spec.ReasonLockBusy
 	}
 	return true
 }
 
-// invalidate drops n from the instance and commits the index without it.
-// Names in use by a loaded program cannot be invalidated (the cache returns
-// an error; the model does not offer the op).
+// invalidate drops n from the instance's view and saves: the next commit
+// drops it from the file if the file still lists the packing the instance
+// knew (another process may have replaced it since). Names in use by a
+// loaded program are not offered (the cache lets their holders keep them;
+// the model keeps one entry per name).
 func (m machine) invalidate(o *Outcome, p spec.Proc, n spec.Name) bool {
 	s := &o.Next
 	pr := &s.Procs[p]
 	e := &pr.Ents[n]
-	onDisk := s.Disk.State == DiskValid && s.Disk.Idx[n].Present()
-	if pr.Phase != spec.PhaseIdle || e.Hold != 0 || (!e.Rec.Present() && !onDisk) {
+	if pr.Phase != spec.PhaseIdle || e.Hold != 0 || !e.Rec.Present() || e.Retired {
 		return false
 	}
+	tombstone(pr, int(n))
 	*e = Entry{}
 	m.invalidateFor(s, 1<<n)
-	if !onDisk {
-		return true
+	if !m.commitIfDirty(o, p) {
+		o.Result.Failed, o.Result.Reason = true, spec.ReasonLockBusy
 	}
-	if s.Disk.Lock != 0 {
-		// The drop stays in memory; the next commit of anyone re-lists
-		// the entry. Recorded, not an error (G8).
-		o.Result.Reason = spec.ReasonLockBusy
-		return true
+	if o.Result.Wrote {
+		o.Events |= EvtInvalidated
 	}
-	idx := s.Disk.Idx
-	idx[n] = 0
-	m.publish(o, idx, int(s.Disk.Garbage)+1, false)
-	o.Events |= EvtInvalidated
 	return true
+}
+
+// tombstone records that entry n leaves the instance's view of the
+// committed index.
+func tombstone(pr *Proc, n int) {
+	e := &pr.Ents[n]
+	if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
+		pr.Tomb[n] = e.Rec.Identity()
+	}
 }
 
 // unload releases program q's references (ExecuTorch delete_packed_data).
@@ -339,6 +396,16 @@ func (m machine) destroy(o *Outcome, p spec.Proc) bool {
 	}
 	*pr = Proc{Kernel: pr.Kernel, Src: pr.Src, OptModule: pr.OptModule, OptCaller: pr.OptCaller}
 	return true
+}
+
+// dirty reports whether the instance has something to commit.
+func dirty(pr *Proc) bool {
+	for n := range pr.Ents {
+		if pr.Ents[n].Status == spec.EntryAppended || pr.Tomb[n] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAppended(pr *Proc) bool {

@@ -38,14 +38,14 @@ func Invariants() []Invariant {
 		{InvNoCorruptHit, G1, "A look-up hit never hands out bytes that differ from what was packed, unless they passed this instance's data check and were changed afterwards (the verification policy checks each entry once per instance)."},
 		{InvCommitSurvives, G2, "The index a new process would load, after a process crash and after power loss, is the last commit that became visible: never none while one was made, never a mix. Only a foreign writer scribbling on the index voids this (G7 takes over)."},
 		{InvConverge, G3, "A launch that starts after a clean launch of the same program (same kernel, same sources, not blocked by the lock, no invalidation since) hits every entry: no look-up misses and nothing is re-packed."},
-		{InvNoIdleWrite, G4, "Finalize and save write to the file only when the instance holds something new to commit (a new packing or an invalidation); unload/reload and relaunch with nothing new write nothing."},
+		{InvNoIdleWrite, G4, "Finalize, save and invalidate write to the file only when the instance holds something new to commit (a new packing, a packing it dropped); unload/reload and relaunch with nothing new write nothing."},
 		{InvGarbageBounded, G4, "After every commit the file's garbage (stale and orphaned packings) is at most its live entries' worth, or one entry when nothing is live: compaction keeps the file bounded."},
 		{InvMapOnce, G5, "No process maps one range of the cache file twice: a packing is resident once per process however often the index is loaded."},
 		{InvNoSIGBUS, G6, "No live mapping is ever cut short: nothing truncates or overwrites in place a file range any process maps, so no access faults with SIGBUS."},
 		{InvOptionsOwned, G6, "Every program initialized by a module uses the options the module was loaded with, whatever the caller does with its own options map afterwards."},
 		{InvSingleWriter, G6, "At most one process holds the writer lock, and only the holder has appended data that is not committed yet: appends and commits never interleave."},
 		{InvLoadTotal, G7, "Initializing a program succeeds whatever the file holds: a missing, empty, corrupt or forged index is a recorded load outcome followed by a clean rebuild, never an error."},
-		{InvFallbackNoError, G8, "Reserve, insert, finalize and save never fail the runtime: a busy lock or an I/O failure puts the packing on the heap with a recorded reason."},
+		{InvFallbackNoError, G8, "Reserve, insert and finalize never fail the runtime: a busy lock or an I/O failure puts the packing on the heap, or leaves the commit pending, with a recorded reason. An explicit save or invalidation may report that it could not commit now, and then only with a recorded reason."},
 	}
 }
 

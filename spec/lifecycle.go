@@ -235,6 +235,9 @@ const (
 	LoadOK
 	// LoadCorrupt: the index failed its checks; the cache rebuilds (G7).
 	LoadCorrupt
+	// LoadBusy: another process holds the writer lock, so the index was
+	// not read; this launch packs to heap (G8) with the view it had.
+	LoadBusy
 )
 
 // Packing is the abstract identity of packed bytes: which kernel version
