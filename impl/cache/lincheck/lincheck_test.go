@@ -51,7 +51,11 @@ func runAndCheck(t *testing.T, target lincheck.Target, w lincheck.Workload, cfg 
 	}
 	whole := cfg
 	whole.NoPartition = true
-	wrep, err := lincheck.Check(lincheck.NewModel(whole), h, checkOpts(t))
+	// Whole checks of file-backed histories vary most (90 ms to 8 s under
+	// -race for the same size), hence the longer bound.
+	wopts := checkOpts(t)
+	wopts.Timeout = time.Minute
+	wrep, err := lincheck.Check(lincheck.NewModel(whole), h, wopts)
 	require.NoError(t, err)
 	t.Logf("clients=%d ops=%d run=%v check: %d partitions %v, whole %v", w.Clients, rep.Ops, run, rep.Partitions, rep.Duration, wrep.Duration)
 	return h
@@ -69,7 +73,7 @@ func newCache(t *testing.T, opts cache.Options) *cache.Cache {
 }
 
 func workload(seed uint64) lincheck.Workload {
-	w := lincheck.Workload{Clients: 8, Ops: 120, Names: 4, Variants: 2, Programs: 3, Seed: seed}
+	w := lincheck.Workload{Clients: 8, Ops: 100, Names: 4, Variants: 2, Programs: 3, Seed: seed}
 	if long() {
 		w.Clients, w.Ops = 16, 400
 	}
@@ -78,7 +82,7 @@ func workload(seed uint64) lincheck.Workload {
 
 // TestLinearizableFileBacked: eight goroutines on one file-backed cache (G6).
 func TestLinearizableFileBacked(t *testing.T) {
-	seeds := uint64(3)
+	seeds := uint64(2)
 	if long() {
 		seeds = 10
 	}
