@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
 	"unsafe"
@@ -152,10 +153,18 @@ func Open(opts Options) (*Cache, error) {
 		reservations: map[uintptr]*reservation{},
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
-	if o.Path == "" {
+	switch {
+	case o.Path == "":
 		c.fileReason = HeapNoPath
 		c.stats.Load = LoadDisabled
-	} else {
+	case c.pageSize > spec.MaxPageSize || c.pageSize <= 0:
+		// v3 records the page size and accepts at most 64 KiB; regions
+		// must be page-aligned to be mapped. Such a platform packs to heap
+		// rather than writing files every reader rejects.
+		c.fileReason = HeapNotSupported
+		c.stats.Load = LoadFailed
+		c.stats.LoadErr = fmt.Errorf("cache: page size %d: %w", c.pageSize, vfs.ErrNotSupported)
+	default:
 		c.dir = filepath.Dir(o.Path)
 	}
 	return c, nil

@@ -152,3 +152,22 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 		require.False(t, strings.Contains(n.Name(), ".tmp-") && strings.HasPrefix(n.Name(), "weights"), n.Name())
 	}
 }
+
+type pageFS struct {
+	vfs.FS
+	page int
+}
+
+func (p pageFS) PageSize() int { return p.page }
+
+// A page size v3 cannot record (over 64 KiB) means heap packing, not files
+// that every reader would reject.
+func TestG8UnsupportedPageSize(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), FS: pageFS{FS: vfs.OS(), page: 256 << 10}}
+	s := process(t, opts, keys(2, 1))
+	require.Equal(t, cache.LoadFailed, s.Load)
+	require.ErrorIs(t, s.LoadErr, vfs.ErrNotSupported)
+	require.Positive(t, s.HeapBytes[cache.HeapNotSupported])
+	_, err := os.Stat(opts.Path)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
