@@ -27,7 +27,7 @@ func (c *Cache) InitializeForProgram(program string) error {
 	// program's reservations to heap, even if the lock is free by the time
 	// they come (docs/locking.md, "A busy lock"). The next program retries.
 	var reason HeapReason
-	if c.opts.Path != "" && c.w == nil {
+	if c.fileReason == "" && c.w == nil {
 		reason = c.load()
 	}
 	c.active = program
