@@ -63,12 +63,13 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		}
 		pr.Tomb[n] = 0
 	}
-	var displaced uint8
+	var displaced, fresh uint8
 	for n := 0; n < m.b.Names; n++ {
 		e := &pr.Ents[n]
 		if e.Status != spec.EntryAppended {
 			continue
 		}
+		fresh |= 1 << n
 		if idx[n].Present() {
 			garbage++
 			// A process still running an older kernel or source re-packs
@@ -86,14 +87,19 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		return // another writer's commit already made this one unnecessary
 	}
 	m.invalidateFor(s, displaced)
-	m.publish(o, idx, garbage, replace)
+	m.publish(o, idx, garbage, replace, p, fresh)
 }
 
 // publish makes idx the committed index: appended with a new commit point,
 // or written to a new file renamed over the path when the old one is
 // unreadable (replace) or holds more garbage than live entries (compaction,
 // G4). Renaming leaves every existing mapping on the old inode intact.
-func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace bool) {
+//
+// Process p committed the packings in fresh. When an unreadable file is
+// replaced, they were written into the new file, so p's mappings of them
+// are of the file now at the path; a compaction copies every packing, and
+// leaves all mappings on the old inode.
+func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace bool, p spec.Proc, fresh uint8) {
 	s := &o.Next
 	live := 0
 	for _, r := range idx {
@@ -106,13 +112,14 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace boo
 		o.Events |= EvtReplace
 	case garbage > max(live, 1):
 		replace = true
+		fresh = 0
 		o.Events |= EvtCompact
 	}
 	if replace {
 		garbage = 0
-		for p := range s.Procs {
-			for n := range s.Procs[p].Ents {
-				s.Procs[p].Ents[n].CurIno = false
+		for q := range s.Procs {
+			for n := range s.Procs[q].Ents {
+				s.Procs[q].Ents[n].CurIno = spec.Proc(q) == p && fresh&(1<<n) != 0
 			}
 		}
 	}
