@@ -3,6 +3,7 @@ package cache_test
 import (
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -122,4 +123,39 @@ func TestManagerSaveAll(t *testing.T) {
 	require.NoError(t, m.SaveAll())
 	require.Equal(t, uint64(1), c.Stats().Commits)
 	require.NoError(t, c.Finalize())
+}
+
+// PerCacheIsSortedByPathForStableIndices, MappedBytesCountedWhenFileBacked,
+// EmptyPathHeapIsNotCountedAsFallback, OptedInHeapStillCountedAlongsideOptedOut,
+// StatsReportOpenFailureWithErrno.
+func TestManagerReport(t *testing.T) {
+	m := cache.NewManager(nil)
+	dir := t.TempDir()
+	get := func(p string) *cache.Cache {
+		c, rel, err := m.Get(cache.Options{Path: p})
+		require.NoError(t, err)
+		t.Cleanup(rel)
+		require.NoError(t, c.InitializeForProgram("P"))
+		pack(t, c, key("w", 1))
+		require.NoError(t, c.Finalize())
+		return c
+	}
+	get(filepath.Join(dir, "b"))
+	get(filepath.Join(dir, "a"))
+	get("")
+	get(filepath.Join(dir, "missing", "c"))
+
+	r := m.Report()
+	var paths []string
+	for _, pc := range r.PerCache {
+		paths = append(paths, pc.Path)
+	}
+	require.Equal(t, []string{"", filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "missing", "c")}, paths)
+	require.Positive(t, r.FileBytes)
+	require.Positive(t, r.HeapBytes[cache.HeapNoPath])
+	require.Positive(t, r.HeapBytes[cache.HeapOpenFailed])
+	require.Equal(t, r.HeapBytes[cache.HeapOpenFailed], r.FallbackBytes(), "no-path heap is not a fallback")
+	failed := r.PerCache[3].Stats
+	require.Equal(t, cache.LoadFailed, failed.Load)
+	require.ErrorIs(t, failed.LoadErr, syscall.ENOENT)
 }
