@@ -28,7 +28,7 @@ import (
 
 // commit writes the index of every persistable entry if anything changed,
 // or unconditionally rewrites the file when compact is set. It runs under
-// c.mu and begins a write session if none is active.
+// c.mu and starts a writer if none is active.
 func (c *Cache) commit(compact bool) error {
 	if c.w == nil {
 		if r, err := c.beginWrite(); r != "" {
@@ -111,7 +111,7 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 	return garbage > c.w.align && float64(garbage) > ratio*float64(live)
 }
 
-// appendCommit appends the index to the session's file and commits it; a
+// appendCommit appends the index to the writer's file and commits it; a
 // temporary file is then renamed over the path.
 func (c *Cache) appendCommit(list []*entry) error {
 	w := c.w
@@ -236,7 +236,7 @@ func (c *Cache) rewrite(list []*entry) error {
 	if err := c.publish(nw); err != nil {
 		return c.abandon(nw, err)
 	}
-	// The new file is live: the session continues on it. Reservations in
+	// The new file is live: the writer continues on it. Reservations in
 	// the old file can no longer be committed.
 	for _, r := range c.reservations {
 		if r.region != nil {

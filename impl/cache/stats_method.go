@@ -22,7 +22,7 @@ func (c *Cache) Stats() Stats {
 }
 
 // space returns the size of the file and its garbage and padding bytes, as
-// of the last load or commit plus what the current session appended.
+// of the last load or commit plus what the active writer appended.
 func (c *Cache) space() (size, garbage, padding int64) {
 	size = c.disk.size
 	align := c.align()

@@ -13,7 +13,7 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// writer is a write session: the exclusive lock, and the file new data is
+// writer is the state of one write: the exclusive lock, and the file new data is
 // appended to. That file is the live file, or (when there is no usable live
 // file) a temporary file in the same directory that the first commit renames
 // over the path.
@@ -241,7 +241,7 @@ func (c *Cache) dropRegionEntries(rg *region) {
 	}
 }
 
-// endWrite ends the session without committing anything further. Entries
+// endWrite ends the write without committing anything further. Entries
 // appended and not committed are kept in memory but never committed later:
 // once the lock is released another writer may replace the file.
 func (c *Cache) endWrite() error {
