@@ -35,10 +35,11 @@ func gemm1x16(kc int, a, w, c *float32)
 //go:noescape
 func gemm8x16avx512(kc int, a *float32, lda int, w *float32, c *float32, ldc int)
 
-// computeF32NR16SIMD drives gemm4x16 over the canonical f32 nr16 layout.
+// computeF32NR16SIMD drives the micro-kernels over the canonical f32 nr16
+// layout: blocks of eight rows (AVX-512), then four, then single rows.
 // Panels are the outer loop so that one panel (16·K floats) stays in L2
 // while all row blocks of x stream past it. A partial last panel is
-// computed into a scratch tile, because the micro-kernel always stores 16
+// computed into a scratch tile, because the micro-kernels always store 16
 // columns.
 func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int, avx512 bool) {
 	all := f32s(packed)
