@@ -12,6 +12,7 @@ import (
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // holdLock takes path's lock file the way another process would (a second
@@ -170,4 +171,31 @@ func TestG8UnsupportedPageSize(t *testing.T) {
 	require.Positive(t, s.HeapBytes[cache.HeapNotSupported])
 	_, err := os.Stat(opts.Path)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// G8 on a real full filesystem: XPWC_TINYFS names the directory of a small
+// filesystem (for example a 512 KiB tmpfs:
+// mount -t tmpfs -o size=512k tmpfs /mnt/xpwc-tiny). Packing more than fits
+// gets ENOSPC from fallocate, never a SIGBUS; the rest goes to heap and what
+// fit is committed. Skipped unless the variable is set (mounting needs root).
+func TestG8RealDiskFull(t *testing.T) {
+	dir := os.Getenv("XPWC_TINYFS")
+	if dir == "" {
+		t.Skip("set XPWC_TINYFS to the directory of a small filesystem")
+	}
+	path := filepath.Join(dir, "full-"+itoa(os.Getpid()))
+	t.Cleanup(func() {
+		names, _ := filepath.Glob(path + "*")
+		for _, n := range names {
+			_ = os.Remove(n)
+		}
+	})
+	ks := make([]spec.Key, 256) // about 1.5 MiB of pages
+	for i := range ks {
+		ks[i] = key("big"+itoa(i), 1)
+	}
+	s := process(t, cache.Options{Path: path}, ks) // pack checks every byte
+	require.ErrorIs(t, s.FallbackErr, syscall.ENOSPC)
+	require.Positive(t, s.HeapBytes[cache.HeapAllocFailed])
+	t.Logf("file %d bytes, heap %d bytes, commit error: %v", s.FileBytes, s.HeapBytes[cache.HeapAllocFailed], s.CommitErr)
 }
