@@ -14,6 +14,7 @@ import (
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // ChildEnv selects the child role: its value is the job, in the form
@@ -29,28 +30,33 @@ type Job struct {
 	Launches int
 	Seed     uint64
 	LockWait time.Duration
+	Format   spec.Format // spec.FormatUnknown: the default (v3)
+	// Programs are the letters of the programs to draw from; "" means all.
+	Programs string
 }
 
 // Env renders the job as the value of ChildEnv.
 func (j Job) Env() string {
-	return fmt.Sprintf("%d,%d,%d,%d,%s", j.ID, j.Launches, j.Seed, j.LockWait, j.Path)
+	return fmt.Sprintf("%d,%d,%d,%d,%d,%s,%s", j.ID, j.Launches, j.Seed, j.LockWait, j.Format, j.Programs, j.Path)
 }
 
 // ParseJob reads a job rendered by Env.
 func ParseJob(s string) (Job, error) {
-	f := strings.SplitN(s, ",", 5)
-	if len(f) != 5 {
-		return Job{}, fmt.Errorf("proctest: job %q: want 5 fields", s)
+	f := strings.SplitN(s, ",", 7)
+	if len(f) != 7 {
+		return Job{}, fmt.Errorf("proctest: job %q: want 7 fields", s)
 	}
 	var j Job
 	id, err1 := strconv.Atoi(f[0])
 	launches, err2 := strconv.Atoi(f[1])
 	seed, err3 := strconv.ParseUint(f[2], 10, 64)
 	wait, err4 := strconv.ParseInt(f[3], 10, 64)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	format, err5 := strconv.Atoi(f[4])
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return Job{}, fmt.Errorf("proctest: job %q: %w", s, err)
 	}
-	j.ID, j.Launches, j.Seed, j.LockWait, j.Path = id, launches, seed, time.Duration(wait), f[4]
+	j.ID, j.Launches, j.Seed, j.LockWait, j.Programs, j.Path = id, launches, seed, time.Duration(wait), f[5], f[6]
+	j.Format = spec.Format(format)
 	return j, nil
 }
 
@@ -80,13 +86,17 @@ type Report struct {
 func RunChild(ctx context.Context, j Job, w io.Writer) error {
 	rng := rand.New(rand.NewPCG(j.Seed, uint64(j.ID)))
 	enc := json.NewEncoder(w)
+	progs := Programs
+	if j.Programs != "" {
+		progs = strings.Split(j.Programs, "")
+	}
 	for i := range j.Launches {
-		name := Programs[rng.IntN(len(Programs))]
+		name := progs[rng.IntN(len(progs))]
 		p, err := Program(name)
 		if err != nil {
 			return err
 		}
-		rep, err := runtime.Launch(ctx, runtime.LaunchConfig{CachePath: j.Path, Program: p, LockWait: j.LockWait})
+		rep, err := runtime.Launch(ctx, runtime.LaunchConfig{CachePath: j.Path, Program: p, LockWait: j.LockWait, Format: j.Format})
 		if err != nil {
 			return fmt.Errorf("proctest: child %d launch %d (%s): %w", j.ID, i, name, err)
 		}

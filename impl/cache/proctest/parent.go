@@ -36,10 +36,11 @@ type Child struct {
 	cmd *exec.Cmd
 
 	stderr bytes.Buffer
-	// stdout is filled by a reader goroutine; first is closed when the
-	// first report line is complete, done when stdout reached EOF.
-	stdout      bytes.Buffer
-	first, done chan struct{}
+	// stdout is filled by a reader goroutine; reported[k-1] is closed when
+	// the k-th report line is complete, done when stdout reached EOF.
+	stdout   bytes.Buffer
+	reported []chan struct{}
+	done     chan struct{}
 
 	mu     sync.Mutex
 	killed bool
@@ -47,7 +48,11 @@ type Child struct {
 
 // Start runs exe (the test binary) in the child role for j.
 func Start(exe string, j Job) (*Child, error) {
-	c := &Child{Job: j, first: make(chan struct{}), done: make(chan struct{})}
+	c := &Child{Job: j, done: make(chan struct{})}
+	c.reported = make([]chan struct{}, max(j.Launches, 1))
+	for i := range c.reported {
+		c.reported[i] = make(chan struct{})
+	}
 	c.cmd = exec.Command(exe)
 	c.cmd.Env = append(os.Environ(), ChildEnv+"="+j.Env())
 	c.cmd.Stderr = &c.stderr
@@ -65,15 +70,17 @@ func Start(exe string, j Job) (*Child, error) {
 func (c *Child) read(out io.Reader) {
 	defer close(c.done)
 	buf := make([]byte, 4096)
-	seen := false
+	lines := 0
 	for {
 		n, err := out.Read(buf)
 		c.mu.Lock()
 		c.stdout.Write(buf[:n])
 		c.mu.Unlock()
-		if !seen && bytes.IndexByte(buf[:n], '\n') >= 0 {
-			seen = true
-			close(c.first)
+		for _, b := range buf[:n] {
+			if b == '\n' && lines < len(c.reported) {
+				close(c.reported[lines])
+				lines++
+			}
 		}
 		if err != nil {
 			return
@@ -81,10 +88,12 @@ func (c *Child) read(out io.Reader) {
 	}
 }
 
-// FirstReport is closed once the child has reported its first launch;
-// killing it then lands in a later launch (mid-pack, mid-commit or
-// between them), not before any work.
-func (c *Child) FirstReport() <-chan struct{} { return c.first }
+// Reported is closed once the child has reported k launches (1 ≤ k ≤
+// Job.Launches); killing it then lands in launch k+1 (during its load, a
+// pack, its commit or inference) or just after it.
+func (c *Child) Reported(k int) <-chan struct{} {
+	return c.reported[min(max(k, 1), len(c.reported))-1]
+}
 
 // Exited is closed when the child's output ended (it exited or was killed).
 func (c *Child) Exited() <-chan struct{} { return c.done }
