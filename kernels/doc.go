@@ -24,6 +24,7 @@
 // are therefore stable across processes and across machines of one
 // architecture (byte order), which is the scope of a cache file.
 //
-// The f32 nr16 kernel computes with an AVX2/FMA micro-kernel when the CPU has
-// both, chosen at run time; every kernel also has a pure-Go path.
+// The f32 nr16 kernel computes with AVX-512F or AVX2/FMA micro-kernels when
+// the CPU has them, chosen at start-up; every kernel also has a pure-Go path,
+// the only one off amd64. See docs/kernels.md for layouts and measurements.
 package kernels

@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"math"
-	"sync"
-	"unsafe"
-)
+import "sync"
 
 // A Kernel is one registered FC packer + compute pair with a fixed packed
 // layout. Kernels are immutable after construction except for the lazily
@@ -228,38 +224,4 @@ func (k *Kernel) checkPacked(op string, b []byte, size int) error {
 
 func (k *Kernel) shapeErr(op, field string, got, want int, err error) error {
 	return &ShapeError{Kernel: k.name, Op: op, Field: field, Got: got, Want: want, Err: err}
-}
-
-// f32s views b (4-byte aligned, checked by checkPacked) as float32s.
-func f32s(b []byte) []float32 {
-	if len(b) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-}
-
-// u32s views b (4-byte aligned) as uint32s, for writing padding patterns.
-func u32s(b []byte) []uint32 {
-	if len(b) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-}
-
-// u8s views a float32 slice as bytes (used to get 4-byte aligned buffers).
-func u8s(f []float32) []byte {
-	if len(f) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
-}
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
-
-// mulInt is a·b for non-negative a and b, or ok=false if it overflows int.
-func mulInt(a, b int) (int, bool) {
-	if a != 0 && b > math.MaxInt/a {
-		return 0, false
-	}
-	return a * b, true
 }
