@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -172,4 +173,25 @@ func TestOSPageSize(t *testing.T) {
 	ps := vfs.OS().PageSize()
 	require.Positive(t, ps)
 	require.Zero(t, ps&(ps-1), "page size is a power of two")
+}
+
+// On a full filesystem Allocate reports ENOSPC (the seam's contract) and the
+// file keeps its size. XPWC_TINYFS names the directory of a small
+// filesystem, e.g. a 512 KiB tmpfs (see docs/cache.md); skipped unless set.
+func TestOSAllocateReportsENOSPC(t *testing.T) {
+	dir := os.Getenv("XPWC_TINYFS")
+	if dir == "" {
+		t.Skip("set XPWC_TINYFS to the directory of a small filesystem")
+	}
+	fsys := vfs.OS()
+	name := filepath.Join(dir, "vfs-enospc")
+	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close(); _ = os.Remove(name) })
+	require.NoError(t, f.Allocate(0, 4096))
+	err = f.Allocate(4096, 1<<30)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	size, err := f.Size()
+	require.NoError(t, err)
+	require.Equal(t, int64(4096), size)
 }
