@@ -14,6 +14,7 @@ import (
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/kernels"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -33,18 +34,23 @@ type Job struct {
 	Format   spec.Format // spec.FormatUnknown: the default (v3)
 	// Programs are the letters of the programs to draw from; "" means all.
 	Programs string
+	// Kernels are the kernel names to draw from, joined by "+"; "" means
+	// the default kernel. Two kernels of different layouts make launches
+	// invalidate each other's entries, as a kernel upgrade rolling out
+	// while old processes still run does (G1, G3).
+	Kernels string
 }
 
 // Env renders the job as the value of ChildEnv.
 func (j Job) Env() string {
-	return fmt.Sprintf("%d,%d,%d,%d,%d,%s,%s", j.ID, j.Launches, j.Seed, j.LockWait, j.Format, j.Programs, j.Path)
+	return fmt.Sprintf("%d,%d,%d,%d,%d,%s,%s,%s", j.ID, j.Launches, j.Seed, j.LockWait, j.Format, j.Programs, j.Kernels, j.Path)
 }
 
 // ParseJob reads a job rendered by Env.
 func ParseJob(s string) (Job, error) {
-	f := strings.SplitN(s, ",", 7)
-	if len(f) != 7 {
-		return Job{}, fmt.Errorf("proctest: job %q: want 7 fields", s)
+	f := strings.SplitN(s, ",", 8)
+	if len(f) != 8 {
+		return Job{}, fmt.Errorf("proctest: job %q: want 8 fields", s)
 	}
 	var j Job
 	id, err1 := strconv.Atoi(f[0])
@@ -55,7 +61,8 @@ func ParseJob(s string) (Job, error) {
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return Job{}, fmt.Errorf("proctest: job %q: %w", s, err)
 	}
-	j.ID, j.Launches, j.Seed, j.LockWait, j.Programs, j.Path = id, launches, seed, time.Duration(wait), f[5], f[6]
+	j.ID, j.Launches, j.Seed, j.LockWait = id, launches, seed, time.Duration(wait)
+	j.Programs, j.Kernels, j.Path = f[5], f[6], f[7]
 	j.Format = spec.Format(format)
 	return j, nil
 }
@@ -64,6 +71,7 @@ func ParseJob(s string) (Job, error) {
 type Report struct {
 	Child, Launch int
 	Program       string
+	Kernel        string
 	Load          cache.LoadOutcome
 	LoadErr       string `json:",omitempty"`
 	Hits, Misses  uint64
@@ -90,18 +98,31 @@ func RunChild(ctx context.Context, j Job, w io.Writer) error {
 	if j.Programs != "" {
 		progs = strings.Split(j.Programs, "")
 	}
+	reg := kernels.NewRegistry()
+	ks := []*kernels.Kernel{reg.Default()}
+	if j.Kernels != "" {
+		ks = ks[:0]
+		for _, n := range strings.Split(j.Kernels, "+") {
+			k, ok := reg.Lookup(n)
+			if !ok {
+				return fmt.Errorf("%w: %q", ErrUnknownKernel, n)
+			}
+			ks = append(ks, k)
+		}
+	}
 	for i := range j.Launches {
 		name := progs[rng.IntN(len(progs))]
+		k := ks[rng.IntN(len(ks))]
 		p, err := Program(name)
 		if err != nil {
 			return err
 		}
-		rep, err := runtime.Launch(ctx, runtime.LaunchConfig{CachePath: j.Path, Program: p, LockWait: j.LockWait, Format: j.Format})
+		rep, err := runtime.Launch(ctx, runtime.LaunchConfig{CachePath: j.Path, Program: p, Kernel: k, LockWait: j.LockWait, Format: j.Format})
 		if err != nil {
 			return fmt.Errorf("proctest: child %d launch %d (%s): %w", j.ID, i, name, err)
 		}
 		r := Report{
-			Child: j.ID, Launch: i, Program: name, Load: rep.Load,
+			Child: j.ID, Launch: i, Program: name, Kernel: rep.Kernel, Load: rep.Load,
 			Hits: rep.Hits, Misses: rep.Misses, Repacks: rep.Repacks, Packed: rep.Packed, Private: rep.Private,
 			HeapByReason: rep.HeapByReason, FileBytes: rep.FileBytes, Commits: rep.Commits,
 			OutputDigest: rep.OutputDigest,

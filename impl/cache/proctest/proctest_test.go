@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/cache/proctest"
 	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/kernels"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -39,18 +41,24 @@ func runPlan() plan {
 
 // heapDigests runs every program from heap packing: the outputs every
 // file-backed launch must reproduce bit for bit.
+// The map is keyed by program and kernel name.
 func heapDigests(t *testing.T) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
+	reg := kernels.NewRegistry()
 	for _, name := range proctest.Programs {
 		p, err := proctest.Program(name)
 		require.NoError(t, err)
-		rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{Program: p})
-		require.NoError(t, err)
-		require.Equal(t, cache.LoadDisabled, rep.Load)
-		out[name] = rep.OutputDigest
+		for _, kn := range proctest.Kernels {
+			k, ok := reg.Lookup(kn)
+			require.True(t, ok, kn)
+			rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{Program: p, Kernel: k})
+			require.NoError(t, err)
+			require.Equal(t, cache.LoadDisabled, rep.Load)
+			out[name+"/"+kn] = rep.OutputDigest
+		}
 	}
-	require.NotEqual(t, out["a"], out["c"], "a and c must differ in their weights")
+	require.NotEqual(t, out["a/"+proctest.Kernels[0]], out["c/"+proctest.Kernels[0]], "a and c must differ in their weights")
 	return out
 }
 
@@ -105,7 +113,8 @@ func runProcesses(t *testing.T, format spec.Format, programs string, pl plan) {
 	for round := range pl.rounds {
 		kids := make([]*proctest.Child, pl.children)
 		for i := range kids {
-			j := proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches, Seed: seed + uint64(round), Format: format, Programs: programs}
+			j := proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches, Seed: seed + uint64(round), Format: format, Programs: programs,
+				Kernels: strings.Join(proctest.Kernels, "+")}
 			// Three lock policies: do not wait (the default), wait 50 ms,
 			// wait longer than any lock is held.
 			j.LockWait = []time.Duration{0, 50 * time.Millisecond, patient}[i%3]
@@ -168,7 +177,7 @@ func checkReport(t *testing.T, format spec.Format, r proctest.Report, want map[s
 	id := func() string {
 		return r.Program + " child " + strconv.Itoa(r.Child) + " launch " + strconv.Itoa(r.Launch)
 	}
-	require.Equal(t, want[r.Program], r.OutputDigest, "%s: output differs from the heap run (G1)", id())
+	require.Equal(t, want[r.Program+"/"+r.Kernel], r.OutputDigest, "%s (%s): output differs from the heap run (G1)", id(), r.Kernel)
 	// A kill at any instant leaves the previous or the new commit loadable
 	// (G2): never a rejected file, never an I/O failure. v2 has no commit
 	// point: a kill mid-commit leaves a file that is rejected (and replaced).
@@ -271,7 +280,7 @@ func checkFileAfter(t *testing.T, format spec.Format, path string, want map[stri
 			rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{CachePath: path, Program: p, Verify: true, Format: format})
 			require.NoError(t, err)
 			require.True(t, rep.Verified, "%s", name)
-			require.Equal(t, want[name], rep.OutputDigest)
+			require.Equal(t, want[name+"/"+rep.Kernel], rep.OutputDigest)
 			if i == 1 {
 				require.Zero(t, rep.Misses, "%s: second sequential launch missed (G3)", name)
 				require.Zero(t, rep.Commits, "%s: second sequential launch wrote (G4)", name)

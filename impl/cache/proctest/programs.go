@@ -19,6 +19,15 @@ var Programs = []string{"a", "b", "c"}
 // ErrUnknownProgram is returned by Program for a name not in Programs.
 var ErrUnknownProgram = errors.New("proctest: unknown program")
 
+// ErrUnknownKernel is returned by RunChild for a kernel name the registry
+// does not have.
+var ErrUnknownKernel = errors.New("proctest: unknown kernel")
+
+// Kernels are the kernels the process tests alternate: the default f32
+// layout and one with another panel width (another seed), so that each
+// launch with the other kernel re-packs (G1) and the file keeps changing.
+var Kernels = []string{"f32-goi-nr16", "f32-goi-nr8"}
+
 // Program returns the named program.
 func Program(name string) (*runtime.Program, error) {
 	switch name {
