@@ -65,8 +65,8 @@ func describeLoad(l spec.LoadOutcome) string {
 		return "ok"
 	case spec.LoadCorrupt:
 		return "corrupt"
-	case loadLocked:
-		return "locked"
+	case spec.LoadBusy:
+		return "busy"
 	case loadFailed:
 		return "failed"
 	}

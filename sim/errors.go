@@ -75,9 +75,12 @@ func Signature(err error) string {
 	var d *DivergenceError
 	var v *ViolationError
 	var h *HarnessError
+	var k *KnownDivergenceError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &k):
+		return "known/" + k.ID
 	case errors.As(err, &d):
 		verb, _, _ := strings.Cut(d.Op, " ")
 		cache, _, _ := strings.Cut(d.Cache, " (")

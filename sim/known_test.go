@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
 )
 
 // TestKnownDivergences replays each scenario of testdata/known, which must
@@ -17,7 +19,7 @@ import (
 // changes to agree, this test says which scenario to move into
 // testdata/scenarios.
 func TestKnownDivergences(t *testing.T) {
-	files, err := filepath.Glob("testdata/known/*")
+	files, err := filepath.Glob("testdata/known/*[^d]") // not README.md
 	require.NoError(t, err)
 	emb, err := KnownScenarios()
 	require.NoError(t, err)
@@ -77,4 +79,39 @@ func TestDivergenceDetected(t *testing.T) {
 	require.ErrorAs(t, err, &d)
 	assert.Equal(t, "hit k0s0 checked", d.Model)
 	assert.Equal(t, "miss checked", d.Cache)
+}
+
+// A divergence matching a known predicate stops the run as a
+// *KnownDivergenceError; any other stays a *DivergenceError.
+func TestKnownClassification(t *testing.T) {
+	run := func(known []Known) error {
+		r, err := NewRunner(Config{Backend: BackendCrashFS})
+		require.NoError(t, err)
+		defer r.Close()
+		r.known = known
+		for _, l := range []string{"init proc=A program=P1", "lookup proc=A name=w0", "reserve proc=A name=w0", "insert proc=A name=w0", "finalize proc=A", "restart proc=A"} {
+			_, err := r.Exec(l)
+			require.NoError(t, err, l)
+		}
+		op, err := parseOp("foreign kind=data name=w0")
+		require.NoError(t, err)
+		require.NoError(t, r.real.foreign(op)) // behind the model's back
+		_, err = r.Exec("init proc=B program=P1")
+		require.NoError(t, err)
+		_, err = r.Exec("lookup proc=B name=w0")
+		return err
+	}
+	corruptMiss := Known{ID: "test-corrupt-miss", match: func(k knownCase) bool {
+		return k.op.Kind == spec.OpLookUp && !k.got.Hit && k.out.Result.Hit
+	}}
+	var kd *KnownDivergenceError
+	err := run([]Known{corruptMiss})
+	require.ErrorAs(t, err, &kd)
+	assert.Equal(t, "test-corrupt-miss", kd.ID)
+	assert.Equal(t, "known", Signature(err)[:5])
+
+	err = run(nil)
+	var d *DivergenceError
+	require.ErrorAs(t, err, &d)
+	assert.False(t, errors.As(err, &kd))
 }

@@ -23,13 +23,7 @@ var weights = map[spec.OpKind]int{
 type GenOptions struct {
 	// Power allows power loss (only the crashfs backend performs it).
 	Power bool
-	// Concurrent allows a process to initialize a program while another
-	// holds the writer lock. The cache then cannot load (its readers take
-	// a shared lock that excludes writers, docs/locking.md) while the model
-	// lets them: a known divergence (docs/scenarios.md), so it is off by
-	// default and on with simrun random --concurrent.
-	Concurrent bool
-	_          struct{}
+	_     struct{}
 }
 
 // Generate returns a seeded sequence of up to steps ops, each enabled in the
@@ -46,9 +40,6 @@ func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOpt
 		total := 0
 		for _, op := range alphabet {
 			if op.Kind == spec.EvCrash && op.Crash == spec.CrashPower && !opt.Power {
-				continue
-			}
-			if op.Kind == spec.OpInit && !opt.Concurrent && s.Disk.Lock != 0 && s.Disk.Lock != uint8(op.Proc)+1 {
 				continue
 			}
 			for _, o := range model.Step(&d, b, s, op) {

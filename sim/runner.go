@@ -43,13 +43,14 @@ type Runner struct {
 	started bool
 	real    *world
 	inj     errorfs.Injector
+	known   []Known
 }
 
 // NewRunner returns a runner on the reference design with the model's
 // default bounds; design and bounds directives may change both before the
 // first lifecycle directive.
 func NewRunner(cfg Config) (*Runner, error) {
-	r := &Runner{cfg: cfg, bounds: model.DefaultBounds()}
+	r := &Runner{cfg: cfg, bounds: model.DefaultBounds(), known: KnownDivergences()}
 	d, err := model.DesignByName("reference")
 	if err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
 func (r *Runner) classify(prev *model.State, out *model.Outcome, got spec.Result, derr *DivergenceError) error {
 	k := knownCase{op: out.Op, prev: prev, out: out, got: got,
 		modelDisk: DescribeDisk(r.bounds, r.st.Disk), cacheDisk: r.real.describeFile(r.bounds)}
-	if kd, ok := matchKnown(k); ok {
+	if kd, ok := matchKnown(r.known, k); ok {
 		return &KnownDivergenceError{ID: kd.ID, Step: derr.Step, Op: derr.Op, Diff: derr}
 	}
 	return derr

@@ -39,7 +39,7 @@ func KnownScenarios() ([]File, error) { return embeddedDir(KnownDir) }
 func embeddedDir(dir string) ([]File, error) {
 	var out []File
 	err := fs.WalkDir(embedded, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".md") {
 			return err
 		}
 		b, err := embedded.ReadFile(p)

@@ -82,7 +82,11 @@ func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 			r.Place = spec.PlaceFile
 		case pr.c.Path() == "":
 			r.Reason = spec.ReasonNoPath
-		case errors.Is(st.FallbackErr, cache.ErrLockBusy):
+		case errors.Is(st.FallbackErr, cache.ErrLockBusy),
+			st.Load == cache.LoadLocked && errors.Is(st.LoadErr, cache.ErrLockBusy):
+			// The lock was busy when this launch's program init loaded
+			// (the whole launch packs to heap) or when the reservation
+			// tried to take the writer lock.
 			r.Reason = spec.ReasonLockBusy
 		}
 		if r.Place == spec.PlaceHeap && st.FallbackErr != nil {
@@ -107,12 +111,11 @@ func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 		} else {
 			err = pr.c.Save()
 		}
-		// A busy lock is a recorded reason, not a failure (G8), as for
-		// invalidate below.
+		// An explicit save may report that it could not commit now, with
+		// the reason (I12); finalize never fails.
+		r.Failed = err != nil
 		if errors.Is(err, cache.ErrLockBusy) {
 			r.Reason = spec.ReasonLockBusy
-		} else {
-			r.Failed = err != nil
 		}
 		r.Wrote = w.snap() != before
 	case spec.OpInvalidate:
@@ -126,10 +129,11 @@ func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 		}
 		// The model commits an invalidation at once; the cache does at the
 		// next save, so the harness saves.
-		if err := pr.c.Save(); errors.Is(err, cache.ErrLockBusy) {
-			r.Reason = spec.ReasonLockBusy
-		} else if err != nil {
+		if err := pr.c.Save(); err != nil {
 			r.Failed = true
+			if errors.Is(err, cache.ErrLockBusy) {
+				r.Reason = spec.ReasonLockBusy
+			}
 		}
 		r.Wrote = w.snap() != before
 	case spec.OpUnload:
@@ -185,15 +189,14 @@ func loadOutcome(l cache.LoadOutcome) spec.LoadOutcome {
 	case cache.LoadDisabled, cache.LoadNotYet:
 		return spec.LoadNone
 	case cache.LoadLocked:
-		return loadLocked
+		return spec.LoadBusy
 	}
 	return loadFailed
 }
 
-const (
-	loadLocked spec.LoadOutcome = 100 + iota
-	loadFailed
-)
+// loadFailed is a load the model has no word for (an I/O failure): a value
+// above the spec's, so it never compares equal to a model result.
+const loadFailed spec.LoadOutcome = 100
 
 // foreign scribbles on the live file outside the protocol: one data byte
 // of a committed entry, or the magic of both commit slots, so no commit

@@ -20,7 +20,6 @@ type randomOptions struct {
 	seed, runs, steps int
 	faults, design    string
 	backend           sim.Backend
-	concurrent        bool
 	out               string
 	verbose           bool
 }
@@ -45,11 +44,10 @@ func cmdRandom(e *env, args []string) int {
 	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomly 0.05 7 writes enospc)'; only safety is compared")
 	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
-	fs.BoolVar(&o.concurrent, "concurrent", false, "let a process initialize while another holds the writer lock (a known divergence)")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures")
 	fs.BoolVar(&o.verbose, "v", false, "print one line per run")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun random [--seed S] [--steps N] [--runs R] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--concurrent] [--out DIR] [-v]")
+		fmt.Fprintln(e.stderr, "usage: simrun random [--seed S] [--steps N] [--runs R] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -103,7 +101,7 @@ func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 		return s, err
 	}
 	b := model.DefaultBounds()
-	gen := sim.GenOptions{Power: o.backend == sim.BackendCrashFS, Concurrent: o.concurrent}
+	gen := sim.GenOptions{Power: o.backend == sim.BackendCrashFS}
 	for i := 0; i < o.runs; i++ {
 		seed := uint64(o.seed + i)
 		ops := sim.Generate(seed, o.steps, d, b, gen)

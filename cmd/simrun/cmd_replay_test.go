@@ -68,7 +68,7 @@ func TestReplayWrongExpectationFails(t *testing.T) {
 	code, out, _ := runCmd(t, "replay", dir)
 	assert.Equal(t, exitProblem, code)
 	assert.Contains(t, out, "FAIL")
-	assert.Contains(t, out, `line 25 "file": output differs`)
+	assert.Contains(t, out, `"file": output differs`)
 }
 
 func TestReplayMisuseFails(t *testing.T) {

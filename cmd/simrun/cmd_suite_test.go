@@ -15,7 +15,7 @@ func TestSuiteSmall(t *testing.T) {
 	code := runSuite(&env{stdout: &out, stderr: &errb},
 		suiteOptions{exploreDepth: 8, randomRuns: 5, randomSteps: 30, osRuns: 2})
 	s := out.String()
-	for _, want := range []string{"scenarios", "known divergence", "explore", "random", "reference on crashfs"} {
+	for _, want := range []string{"scenarios", "known divergences", "explore", "random", "reference on crashfs"} {
 		assert.Contains(t, s, want)
 	}
 	fails := strings.Count(s, " FAIL ")
