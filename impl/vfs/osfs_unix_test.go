@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -194,4 +195,24 @@ func TestOSAllocateReportsENOSPC(t *testing.T) {
 	size, err := f.Size()
 	require.NoError(t, err)
 	require.Equal(t, int64(4096), size)
+}
+
+// Descriptors are close-on-exec: a child started while the lock is held
+// does not inherit it (ExecuTorch opened its lock descriptor without
+// O_CLOEXEC, so forked children kept the cache locked).
+func TestOSLockNotInheritedByChildren(t *testing.T) {
+	fsys := vfs.OS()
+	path := filepath.Join(t.TempDir(), "c.lock")
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, f.Lock(vfs.LockExclusive, false))
+	child := exec.Command("sleep", "5")
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	require.NoError(t, f.Close())
+
+	g, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer g.Close()
+	require.NoError(t, g.Lock(vfs.LockExclusive, false), "the child holds no copy of the locked descriptor")
 }
