@@ -151,6 +151,8 @@ func (p perCallCache) Bytes(h cache.Handle) ([]byte, error) { return p.open().By
 func (p perCallCache) Finalize() error                      { return p.open().Finalize() }
 func (p perCallCache) Save() error                          { return p.open().Save() }
 func (p perCallCache) DeleteProgram(q string) error         { return p.open().DeleteProgram(q) }
+func (p perCallCache) Compact() error                       { return p.open().Compact() }
+func (p perCallCache) Invalidate(w ...string) error         { return p.open().Invalidate(w...) }
 
 // TestBrokenManagerCaught: with one instance per call, an insert is not
 // seen by the next look-up, and a reservation is not known to the instance

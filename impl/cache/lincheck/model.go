@@ -228,9 +228,20 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		s.Active, s.Reserved = 0, 0
 		return []State{s}
 
-	case KindSave:
-		// model.save: commits; nothing observable through the provider API.
+	case KindSave, KindCompact:
+		// model.save: commits (Compact: rewrites the file); nothing
+		// observable through the provider API.
 		return when(want(ErrNone), s)
+
+	case KindInvalidate:
+		// model.invalidate: the entry leaves the index, so look-ups miss and
+		// re-pack; programs holding its handle keep it (their bytes stay
+		// valid), which the model does not follow further.
+		if !want(ErrNone) {
+			return nil
+		}
+		s.Slots[in.Name] = slot{}
+		return []State{s}
 
 	case KindDelete:
 		// model.unload: the program's references go; an entry nobody holds

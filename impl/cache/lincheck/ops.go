@@ -27,11 +27,16 @@ const (
 	KindFinalize
 	KindSave
 	KindDelete
+	// KindInvalidate is Invalidate of Name's weight (a changed source);
+	// KindCompact is Compact.
+	KindInvalidate
+	KindCompact
 )
 
 var kindNames = [...]string{
 	KindInit: "init", KindLookUp: "lookup", KindReserve: "reserve", KindInsert: "insert",
 	KindFinalize: "finalize", KindSave: "save", KindDelete: "delete",
+	KindInvalidate: "invalidate", KindCompact: "compact",
 }
 
 func (k Kind) String() string {
@@ -43,7 +48,9 @@ func (k Kind) String() string {
 
 // keyed reports whether an operation concerns one name only; the others act
 // on the whole cache and belong to every partition.
-func (k Kind) keyed() bool { return k == KindLookUp || k == KindReserve || k == KindInsert }
+func (k Kind) keyed() bool {
+	return k == KindLookUp || k == KindReserve || k == KindInsert || k == KindInvalidate
+}
 
 // Input is an operation's call. Name and Variant select a key (Workload.Key);
 // Client is the recording client, which the model needs because a
@@ -115,8 +122,8 @@ func describe(in Input, out Output) string {
 		s = fmt.Sprintf("%s(p%d)", in.Kind, in.Program)
 	case KindLookUp, KindInsert:
 		s = fmt.Sprintf("%s(n%d.v%d)", in.Kind, in.Name, in.Variant)
-	case KindReserve:
-		s = fmt.Sprintf("reserve(n%d)", in.Name)
+	case KindReserve, KindInvalidate:
+		s = fmt.Sprintf("%s(n%d)", in.Kind, in.Name)
 	default:
 		s = in.Kind.String() + "()"
 	}

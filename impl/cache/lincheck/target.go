@@ -15,6 +15,8 @@ type Target interface {
 	Bytes(h cache.Handle) ([]byte, error)
 	Finalize() error
 	Save() error
+	Compact() error
+	Invalidate(weights ...string) error
 	DeleteProgram(program string) error
 }
 
@@ -74,4 +76,12 @@ func (v ViaManager) Save() error {
 
 func (v ViaManager) DeleteProgram(program string) error {
 	return v.with(func(c *cache.Cache) error { return c.DeleteProgram(program) })
+}
+
+func (v ViaManager) Compact() error {
+	return v.with(func(c *cache.Cache) error { return c.Compact() })
+}
+
+func (v ViaManager) Invalidate(weights ...string) error {
+	return v.with(func(c *cache.Cache) error { return c.Invalidate(weights...) })
 }

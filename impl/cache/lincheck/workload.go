@@ -17,8 +17,8 @@ import (
 // Workload is a seeded concurrent workload. Each client runs Ops steps,
 // drawn from its own generator: look up a key and on a miss reserve, pack
 // and insert it (XNNPACK's operator creation), reserve space it never uses,
-// re-check the bytes of a handle it holds, save, delete a program,
-// initialize a program, finalize. Variants of a name differ in their seed
+// re-check the bytes of a handle it holds, save, compact, invalidate a
+// name, delete a program, initialize a program, finalize. Variants of a name differ in their seed
 // (a kernel upgrade, G1), so clients keep replacing each other's entries.
 type Workload struct {
 	Clients  int // 1 … MaxClients
@@ -162,13 +162,19 @@ func (r *runner) client(ctx context.Context, c int) {
 		case x < 70 && len(mine) > 0:
 			hd := mine[rng.IntN(len(mine))]
 			r.checkBytes(hd)
-		case x < 76:
+		case x < 74:
 			p := r.rec.Call(c, Input{Kind: KindSave})
 			p.Return(Output{Err: Classify(r.t.Save())})
-		case x < 84:
+		case x < 76:
+			p := r.rec.Call(c, Input{Kind: KindCompact})
+			p.Return(Output{Err: Classify(r.t.Compact())})
+		case x < 79:
+			p := r.rec.Call(c, Input{Kind: KindInvalidate, Name: n})
+			p.Return(Output{Err: Classify(r.t.Invalidate(Key(n, 0).Weight))})
+		case x < 86:
 			p := r.rec.Call(c, Input{Kind: KindDelete, Program: q})
 			p.Return(Output{Err: Classify(r.t.DeleteProgram(programName(q)))})
-		case x < 92:
+		case x < 93:
 			p := r.rec.Call(c, Input{Kind: KindInit, Program: q})
 			p.Return(Output{Err: Classify(r.t.InitializeForProgram(programName(q)))})
 		default:
