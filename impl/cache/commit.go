@@ -244,6 +244,11 @@ func (c *Cache) rewrite(list []*entry) error {
 		}
 	}
 	_ = old.f.Close()
+	if old.temp != "" {
+		// Compacting a file that was never published (Compact on a cold
+		// cache): its temporary file is superseded.
+		_ = c.fsys.Remove(old.temp)
+	}
 	nw.size = off + int64(len(idx))
 	c.w = nw
 	c.committed(list, offs, gen, nw.size, int64(len(idx)))

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -132,4 +133,24 @@ func TestExplicitCompact(t *testing.T) {
 		require.Equal(t, packed(k), b)
 	}
 	require.Equal(t, uint64(5), process(t, opts, ks).Hits)
+}
+
+// Compact before the first commit publishes the compacted file and leaves
+// no temporary file behind.
+func TestCompactOnColdCache(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	c := open(t, opts)
+	ks := keys(3, 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	for _, k := range ks {
+		pack(t, c, k)
+	}
+	require.NoError(t, c.Compact())
+	require.NoError(t, c.Finalize())
+	names, err := os.ReadDir(filepath.Dir(opts.Path))
+	require.NoError(t, err)
+	for _, n := range names {
+		require.NotContains(t, n.Name(), ".tmp-")
+	}
+	require.Equal(t, uint64(3), process(t, opts, ks).Hits)
 }
