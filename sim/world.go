@@ -60,6 +60,9 @@ type world struct {
 	// note explains the last perform's observation (a fallback's or a
 	// load's error) for divergence reports.
 	note string
+	// recorded: the last save failed and the cache recorded the failure
+	// in Stats.CommitErr, which I12 allows an explicit save.
+	recorded bool
 }
 
 // proc is one process: the kernel and sources it started with (a running

@@ -16,7 +16,7 @@ import (
 // commit), -1 when none.
 func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 	var r spec.Result
-	w.note = ""
+	w.note, w.recorded = "", false
 	p := int(op.Proc)
 	pr := &w.procs[p]
 	n := int(op.Name)
@@ -117,6 +117,7 @@ func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 		if errors.Is(err, cache.ErrLockBusy) {
 			r.Reason = spec.ReasonLockBusy
 		}
+		w.recorded = err != nil && op.Kind == spec.OpSave && pr.c.Stats().CommitErr != nil
 		r.Wrote = w.snap() != before
 	case spec.OpInvalidate:
 		if pr.c == nil {
@@ -134,6 +135,7 @@ func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
 			if errors.Is(err, cache.ErrLockBusy) {
 				r.Reason = spec.ReasonLockBusy
 			}
+			w.recorded = pr.c.Stats().CommitErr != nil
 		}
 		r.Wrote = w.snap() != before
 	case spec.OpUnload:
