@@ -60,13 +60,16 @@ func cmdExplore(e *env, args []string) int {
 	procs := fs.Int("procs", def.Procs, "processes (1-2)")
 	names := fs.Int("names", def.Names, "tensor names (1-3)")
 	programs := fs.Int("programs", def.Programs, "programs (1-2)")
+	kernels := fs.Int("kernels", def.Kernels, "kernel layout versions (1-2; 2 allows an upgrade)")
+	sources := fs.Int("sources", def.Sources, "source versions per name (1-2; 2 allows a source change)")
+	foreign := fs.Bool("foreign", def.Foreign, "foreign writers and clobbered options")
 	maxStates := fs.Int("max-states", 0, "stop after this many states (0: no limit)")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	list := fs.Bool("list-designs", false, "list the designs and exit")
 	all := fs.Bool("all", false, "explore every design and print a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json]")
+		fmt.Fprintln(e.stderr, "usage: simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json] [bounds]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +84,7 @@ func cmdExplore(e *env, args []string) int {
 	}
 	b := def
 	b.Depth, b.Procs, b.Names, b.Programs = *depth, *procs, *names, *programs
+	b.Kernels, b.Sources, b.Foreign = *kernels, *sources, *foreign
 	if err := b.Validate(); err != nil {
 		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
 		return exitUsage

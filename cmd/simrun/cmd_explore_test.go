@@ -50,9 +50,10 @@ func TestExploreJSONViolation(t *testing.T) {
 }
 
 func TestExploreTextClean(t *testing.T) {
-	code, out, errs := runExplore(t, "--depth", "6", "--quiet")
+	code, out, errs := runExplore(t, "--depth", "6", "--quiet", "--sources", "1", "--foreign=false")
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, "design reference: depth 6")
+	assert.Contains(t, out, "sources=1 foreign=false")
 	assert.Contains(t, out, "violations: none")
 	assert.Empty(t, errs, "--quiet")
 }
@@ -86,6 +87,7 @@ func TestExploreUsage(t *testing.T) {
 		{"--design", "nope"},
 		{"--depth", "-1"},
 		{"--procs", "5"},
+		{"--sources", "3"},
 		{"--bogus"},
 		{"extra"},
 	} {
