@@ -18,7 +18,8 @@ var ErrBusFault = errors.New("crashfs: SIGBUS: mapped range beyond end of file")
 
 // ErrProtectionFault is the cause of the FaultError raised when a store
 // through a read-only mapping is detected. On Linux this is a SIGSEGV at the
-// store; here it is detected at the next seam call on that file.
+// store; here it is detected when stores are next taken (see the package
+// comment).
 var ErrProtectionFault = errors.New("crashfs: SIGSEGV: store into a read-only mapping")
 
 // FaultError is the value crashfs panics with when a program touches memory

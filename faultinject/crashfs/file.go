@@ -52,7 +52,7 @@ func (w *File) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &fs.PathError{Op: "read", Path: w.name, Err: syscall.EINVAL}
 	}
-	w.ino.pull()
+	w.ino.pullRange(off, off+int64(len(p)))
 	if off >= int64(len(w.ino.data)) {
 		return 0, io.EOF
 	}
@@ -81,18 +81,18 @@ func (w *File) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &fs.PathError{Op: "write", Path: w.name, Err: syscall.EINVAL}
 	}
-	w.ino.pull()
+	// A later pwrite wins over earlier stores to the same bytes; stores
+	// elsewhere stay pending in their mappings, so no pull is needed.
 	end := off + int64(len(p))
 	if err := w.fs.room(w.ino, end, "write", w.name); err != nil {
 		return 0, err
 	}
-	if end > int64(len(w.ino.data)) {
-		w.ino.grow(end)
-		copy(w.ino.data[off:], p)
-		w.ino.push()
-	} else {
-		copy(w.ino.data[off:], p)
-		w.ino.pushRange(off, end)
+	old := int64(len(w.ino.data))
+	w.ino.grow(end)
+	copy(w.ino.data[off:], p)
+	w.ino.refresh(off, end)
+	if end > old {
+		w.ino.resized(old)
 	}
 	w.ino.mtime = w.fs.clock + 1
 	w.fs.record(errorfs.Op{Kind: errorfs.OpWriteAt, Path: w.name, Off: off, Len: int64(len(p))})
@@ -124,7 +124,6 @@ func (w *File) Size() (int64, error) {
 	if err := w.enter("stat"); err != nil {
 		return 0, err
 	}
-	w.ino.pull()
 	return int64(len(w.ino.data)), nil
 }
 
@@ -146,15 +145,18 @@ func (w *File) truncateLocked(size int64) error {
 	if size < 0 {
 		return &fs.PathError{Op: "truncate", Path: w.name, Err: syscall.EINVAL}
 	}
+	// Stores into the part that goes away are lost; pulling first keeps
+	// them from reappearing if the file grows back.
 	w.ino.pull()
-	if size < int64(len(w.ino.data)) {
+	old := int64(len(w.ino.data))
+	if size < old {
 		clear(w.ino.data[size:])
 		w.ino.data = w.ino.data[:size]
 	} else {
 		w.ino.grow(size)
 	}
 	w.ino.mtime = w.fs.clock + 1
-	w.ino.push()
+	w.ino.resized(old)
 	w.fs.record(errorfs.Op{Kind: errorfs.OpTruncate, Path: w.name, Off: size})
 	return nil
 }
@@ -173,14 +175,14 @@ func (w *File) Allocate(off, length int64) error {
 	if off < 0 || length <= 0 {
 		return &fs.PathError{Op: "allocate", Path: w.name, Err: syscall.EINVAL}
 	}
-	w.ino.pull()
 	if err := w.fs.room(w.ino, off+length, "allocate", w.name); err != nil {
 		return err
 	}
 	if end := off + length; end > int64(len(w.ino.data)) {
+		old := int64(len(w.ino.data))
 		w.ino.grow(end)
 		w.ino.mtime = w.fs.clock + 1
-		w.ino.push()
+		w.ino.resized(old)
 	}
 	w.fs.record(errorfs.Op{Kind: errorfs.OpAllocate, Path: w.name, Off: off, Len: length})
 	return nil
@@ -220,7 +222,7 @@ func (w *File) Map(off int64, length int, prot vfs.Prot) (vfs.Mapping, error) {
 	if prot == vfs.ProtReadWrite && w.acc != os.O_RDWR {
 		return nil, &fs.PathError{Op: "mmap", Path: w.name, Err: syscall.EACCES}
 	}
-	w.ino.pull()
+	w.ino.pullRange(off, off+int64(length))
 	if off+int64(length) > int64(len(w.ino.data)) {
 		// The contract requires the range inside the file; Linux would map
 		// it and fault on access, which is never what the cache wants.

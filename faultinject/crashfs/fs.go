@@ -20,18 +20,23 @@
 // # Mappings
 //
 // Each Mapping has its own buffer (Go cannot alias a growing file), kept
-// coherent with the file at every seam call on the file: stores made into
-// Bytes() since the last call are copied into the page cache first, then the
-// page cache is copied back into every mapping. So ReadAt sees mapped stores
-// and mappings see WriteAt, as on Linux, at the granularity of seam calls.
-// Stores between the crash point and the crash are not seen, which is the
-// state of a process killed right after that call.
+// coherent with the page cache at seam calls: a call that reads the page
+// cache (ReadAt, Sync, SyncData, Map, Mapping.Sync, a crash) first copies
+// the stores made into the mappings since the last such call; Mapping.Protect
+// and Mapping.Close take their own mapping's stores; and every change of the
+// page cache (WriteAt, Truncate, Allocate, stores taken) is copied into the
+// mappings, writing only the bytes whose value changes. So ReadAt sees mapped
+// stores and mappings see WriteAt, as on Linux, at the granularity of seam
+// calls, and crashfs never touches mapping memory a program of another
+// "process" may be using, which the race detector would report. Stores
+// between the crash point and the crash are not seen, which is the state of
+// a process killed right after that call.
 //
 // Memory faults are raised as panics with a *FaultError: Mapping.Bytes on a
 // mapping whose range was truncated away (SIGBUS; the bytes of the slice
 // beyond the end of file are also overwritten with a poison pattern, so a
 // slice taken earlier never silently reads plausible data), and a store into
-// a read-only mapping, found at the next call (SIGSEGV).
+// a read-only mapping, found when the stores are next taken (SIGSEGV).
 package crashfs
 
 import (
@@ -399,7 +404,6 @@ func (f *FS) Stat(name string) (os.FileInfo, error) {
 	if ino == nil {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: syscall.ENOENT}
 	}
-	ino.pull()
 	return fileInfo{name: path.Base(name), size: int64(len(ino.data)), mtime: ino.mtime}, nil
 }
 

@@ -65,7 +65,7 @@ func (m *Mapping) Sync() error {
 	if err := m.enter("msync"); err != nil {
 		return err
 	}
-	m.ino.pull()
+	m.ino.pullRange(m.off, m.off+int64(len(m.buf)))
 	end := min(m.off+int64(len(m.buf)), int64(len(m.ino.data)))
 	if end > m.off {
 		if int64(len(m.ino.durable)) < end {
@@ -85,7 +85,7 @@ func (m *Mapping) Protect(prot vfs.Prot) error {
 	if err := m.enter("mprotect"); err != nil {
 		return err
 	}
-	m.ino.pull()
+	m.ino.pullOne(m)
 	m.prot = prot
 	return nil
 }
@@ -98,7 +98,7 @@ func (m *Mapping) Close() error {
 	if err := m.enter("munmap"); err != nil {
 		return err
 	}
-	m.ino.pull()
+	m.ino.pullOne(m)
 	m.closed = true
 	for i, x := range m.ino.maps {
 		if x == m {
@@ -109,75 +109,147 @@ func (m *Mapping) Close() error {
 	return nil
 }
 
-// pull copies the stores made into every live mapping of ino since the last
-// seam call into the page cache, then refreshes the other mappings from it.
-// Callers hold fs.mu. A frozen or dead FS takes no more stores.
-func (ino *inode) pull() {
+// Coherence. Each mapping's buf is what its owner reads and stores into;
+// shadow is buf as of the last synchronisation, private to crashfs. Two
+// rules keep the simulation from touching memory a program may be using at
+// that moment (which the race detector would report, and which the kernel
+// never does): a mapping's buffer is only read while pulling its stores, and
+// only the bytes whose value really changes are written into it.
+
+// pull copies the stores made into the live mappings of ino since the last
+// seam call into the page cache, then brings the other mappings up to date
+// on the bytes that changed. Callers hold fs.mu. A frozen or dead FS takes
+// no more stores.
+func (ino *inode) pull() { ino.pullRange(0, 1<<62) }
+
+// pullRange is pull for the file range [lo, hi) only: a read of part of the
+// file takes only the stores into that part, and so never reads the memory
+// of mappings elsewhere in the file, which other processes may be storing
+// into at that moment.
+func (ino *inode) pullRange(lo, hi int64) {
 	f := ino.fsRef
 	if f.frozen || f.dead || len(ino.maps) == 0 {
 		return
 	}
-	changed := false
+	clo, chi := int64(-1), int64(-1)
 	for _, m := range ino.maps {
-		if string(m.buf) == string(m.shadow) {
+		if a, b, ok := ino.pullFrom(m, lo, hi); ok {
+			if clo < 0 || a < clo {
+				clo = a
+			}
+			chi = max(chi, b)
+		}
+	}
+	if clo >= 0 {
+		ino.refresh(clo, chi)
+	}
+}
+
+// pullOne is pull for the stores of one mapping only: mprotect and munmap
+// concern their own mapping.
+func (ino *inode) pullOne(m *Mapping) {
+	f := ino.fsRef
+	if f.frozen || f.dead {
+		return
+	}
+	if lo, hi, ok := ino.pullFrom(m, 0, 1<<62); ok {
+		ino.refresh(lo, hi)
+	}
+}
+
+// pullFrom applies m's stores in the file range [flo, fhi) to the page
+// cache and reports the range of file offsets they covered.
+func (ino *inode) pullFrom(m *Mapping, flo, fhi int64) (lo, hi int64, changed bool) {
+	a := max(flo, m.off) - m.off
+	b := min(fhi, m.off+int64(len(m.buf))) - m.off
+	if a >= b || string(m.buf[a:b]) == string(m.shadow[a:b]) {
+		return 0, 0, false
+	}
+	// Compare in chunks so that a large mapping with a few stores costs a
+	// memcmp, not a byte loop.
+	const chunk = 256
+	for c := a; c < b; c += chunk {
+		e := min(c+chunk, b)
+		if string(m.buf[c:e]) == string(m.shadow[c:e]) {
 			continue
 		}
-		changed = true
-		// Compare in chunks so that a large mapping with a few stores
-		// costs a memcmp, not a byte loop.
-		const chunk = 256
-		for lo := 0; lo < len(m.buf); lo += chunk {
-			hi := min(lo+chunk, len(m.buf))
-			if string(m.buf[lo:hi]) == string(m.shadow[lo:hi]) {
+		for i := c; i < e; i++ {
+			if m.buf[i] == m.shadow[i] {
 				continue
 			}
-			for i := lo; i < hi; i++ {
-				if m.buf[i] == m.shadow[i] {
-					continue
-				}
-				off := m.off + int64(i)
-				if m.prot != vfs.ProtReadWrite {
-					panic(&FaultError{Err: ErrProtectionFault, Path: m.name, Off: off})
-				}
-				if off < int64(len(ino.data)) {
-					ino.data[off] = m.buf[i]
-				}
+			off := m.off + i
+			if m.prot != vfs.ProtReadWrite {
+				panic(&FaultError{Err: ErrProtectionFault, Path: m.name, Off: off})
 			}
+			m.shadow[i] = m.buf[i]
+			if off < int64(len(ino.data)) {
+				ino.data[off] = m.buf[i]
+			}
+			if !changed {
+				lo, changed = off, true
+			}
+			hi = off + 1
 		}
 	}
-	if changed {
-		ino.push()
-	}
+	return lo, hi, changed
 }
 
-// push copies the page cache into every live mapping of ino; bytes beyond
-// the end of file are poisoned. Callers hold fs.mu.
-func (ino *inode) push() {
+// refresh brings every live mapping up to date with the page cache on the
+// file range [lo, hi): bytes of the file, zeros in the tail of its last
+// page, poison beyond. Only bytes whose value differs are written.
+func (ino *inode) refresh(lo, hi int64) {
 	for _, m := range ino.maps {
-		m.load()
-	}
-}
-
-// pushRange refreshes the mappings after a write of [off, end) that did not
-// change the file size: only the written bytes are copied.
-func (ino *inode) pushRange(off, end int64) {
-	for _, m := range ino.maps {
-		lo, hi := max(off, m.off), min(end, m.off+int64(len(m.buf)))
-		if lo >= hi {
-			continue
+		a, b := max(lo, m.off), min(hi, m.off+int64(len(m.buf)))
+		for off := a; off < b; {
+			// Copy the file's bytes a chunk at a time where they differ.
+			if off < int64(len(ino.data)) {
+				e := min(b, int64(len(ino.data)), off+256)
+				want := ino.data[off:e]
+				got := m.buf[off-m.off : e-m.off]
+				if string(got) != string(want) {
+					for i := range want {
+						if got[i] != want[i] {
+							got[i] = want[i]
+						}
+					}
+				}
+				copy(m.shadow[off-m.off:e-m.off], want)
+				off = e
+				continue
+			}
+			want := byte(0)
+			if off >= m.validEnd() {
+				want = poison
+			}
+			if m.buf[off-m.off] != want {
+				m.buf[off-m.off] = want
+			}
+			m.shadow[off-m.off] = want
+			off++
 		}
-		copy(m.buf[lo-m.off:hi-m.off], ino.data[lo:hi])
-		copy(m.shadow[lo-m.off:hi-m.off], ino.data[lo:hi])
 	}
 }
 
+// resized brings the mappings up to date after the file size changed from
+// old: the bytes between the two sizes, and the tail of the last page,
+// change meaning.
+func (ino *inode) resized(old int64) {
+	ps := int64(ino.fsRef.opts.PageSize)
+	lo := min(old, int64(len(ino.data)))
+	hi := (max(old, int64(len(ino.data))) + ps - 1) / ps * ps
+	var end int64
+	for _, m := range ino.maps {
+		end = max(end, m.off+int64(len(m.buf)))
+	}
+	ino.refresh(lo, max(hi, end))
+}
+
+// load fills a new mapping's buffer, which nobody else can see yet.
 func (m *Mapping) load() {
 	n := 0
 	if m.off < int64(len(m.ino.data)) {
 		n = copy(m.buf, m.ino.data[m.off:])
 	}
-	// The tail of the last page reads as zeros, as on Linux; whole pages
-	// beyond the end of file are poisoned (Bytes panics on them).
 	valid := int(max(0, min(m.validEnd()-m.off, int64(len(m.buf)))))
 	clear(m.buf[n:max(n, valid)])
 	for i := max(n, valid); i < len(m.buf); i++ {
