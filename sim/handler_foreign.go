@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"os"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// foreign scribbles on the live file outside the protocol: one data byte
+// of a committed entry, or the magic of both commit slots, so no commit
+// loads (G7).
+func (w *world) foreign(op spec.Op) error {
+	off := int64(0)
+	if op.Foreign == spec.ForeignData {
+		f, err := w.parse()
+		if err != nil {
+			return &HarnessError{Op: op, Msg: "the file does not parse: " + err.Error()}
+		}
+		found := false
+		for _, e := range f.Entries {
+			if e.Key.Weight == weightName(int(op.Name)) {
+				off, found = int64(e.Offset), true
+			}
+		}
+		if !found {
+			return &HarnessError{Op: op, Msg: "the file lists no entry for it"}
+		}
+	}
+	f, err := w.base.OpenFile(w.path, os.O_RDWR, 0)
+	if err != nil {
+		return &HarnessError{Op: op, Msg: err.Error()}
+	}
+	defer func() { _ = f.Close() }()
+	offs := []int64{off}
+	if op.Foreign == spec.ForeignIndex {
+		offs = []int64{0, spec.V3SlotSize} // the magic of both slots
+	}
+	for _, o := range offs {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], o); err != nil {
+			return &HarnessError{Op: op, Msg: err.Error()}
+		}
+		b[0] ^= 0xA5
+		if _, err := f.WriteAt(b[:], o); err != nil {
+			return &HarnessError{Op: op, Msg: err.Error()}
+		}
+	}
+	// Durable, as the model has it: a power loss must not undo the
+	// scribble.
+	if err := f.Sync(); err != nil {
+		return &HarnessError{Op: op, Msg: err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package sim
+
+import (
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// handleInit opens the process's instance on first use, with the cache
+// path from the module's own copy of its load options (G6, PR 19673), and
+// initializes the program, which loads or refreshes the committed index.
+func (w *world) handleInit(pr *proc, op spec.Op) spec.Result {
+	var r spec.Result
+	if pr.c == nil {
+		path := ""
+		if v, ok := pr.module.Lookup(optBackend, "packed_cache_path"); ok {
+			path, _ = v.AsString()
+		}
+		c, err := cache.Open(cache.Options{Path: path, FS: w.fsys})
+		if err != nil {
+			r.Failed = true
+			return r
+		}
+		pr.c = c
+	}
+	r.Place = spec.PlaceHeap
+	if pr.c.Path() != "" {
+		r.Place = spec.PlaceFile
+	}
+	if err := pr.c.InitializeForProgram(progName(op.Program)); err != nil {
+		r.Failed = true
+	}
+	st := pr.c.Stats()
+	r.Load = loadOutcome(st.Load)
+	if st.LoadErr != nil {
+		w.note = "load: " + st.LoadErr.Error()
+	}
+	return r
+}
