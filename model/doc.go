@@ -14,7 +14,8 @@
 //	Init(b Bounds) State                       // the start state
 //	Step(d *Design, b Bounds, s State, op spec.Op) []Outcome
 //	Alphabet(b Bounds) []spec.Op              // every op the explorer tries
-//	Check(d *Design, t Transition) []spec.InvariantID
+//	Check(b Bounds, t Transition) []spec.InvariantID   // invariants t breaks
+//	Replay(d *Design, b Bounds, ops []spec.Op) ([]Outcome, error)
 //	Designs() []Design; DesignByName(name)
 //	Covers() []Cover                           // reachability ("sometimes") goals
 //

@@ -164,7 +164,9 @@ const (
 	// to parse as a trailer (weight bytes read as an index).
 	BranchForged
 	// BranchDataLost: power loss dropped data pages that a commit referenced
-	// but that had not been made durable before it.
+	// but that had not been made durable before it. No design of the model
+	// commits before its data is durable, so the model never produces it;
+	// the word is kept for scenarios of such designs.
 	BranchDataLost
 	branchLimit
 )
