@@ -53,6 +53,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	if s.Disk.State == DiskValid {
 		idx = s.Disk.Idx
 	}
+	orig := idx
 	garbage := int(s.Disk.Garbage)
 	changed := false
 	for n := 0; n < m.b.Names; n++ {
@@ -72,12 +73,6 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		fresh |= 1 << n
 		if idx[n].Present() {
 			garbage++
-			// A process still running an older kernel or source re-packs
-			// its own version over the current one: with one packing per
-			// name that is an invalidation for everyone else (G3).
-			if current(&s.Env, n, idx[n]) && !current(&s.Env, n, e.Rec) {
-				displaced |= 1 << n
-			}
 		}
 		idx[n] = e.Rec
 		e.Status = spec.EntryCommitted
@@ -85,6 +80,14 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	}
 	if !changed && !replace {
 		return // another writer's commit already made this one unnecessary
+	}
+	for n := 0; n < m.b.Names; n++ {
+		// A process still running an older kernel or source drops or
+		// re-packs over the current packing: with one packing per name
+		// that is an invalidation for everyone else (G3).
+		if current(&s.Env, n, orig[n]) && !current(&s.Env, n, idx[n]) {
+			displaced |= 1 << n
+		}
 	}
 	m.invalidateFor(s, displaced)
 	m.publish(o, idx, garbage, replace, p, fresh)

@@ -269,3 +269,39 @@ func TestDesignTable(t *testing.T) {
 	_, err := DesignByName("nope")
 	assert.ErrorIs(t, err, ErrUnknownDesign)
 }
+
+// An outdated process (started before the upgrade) merges the current
+// packing when it takes the lock, drops it (it does not match its key) and
+// commits its own: the next current launch misses. That is an invalidation
+// (one packing per name), so no launch may owe convergence after it. Found
+// by the explorer at 2 names, depth 15, before commits compared against the
+// index they started from.
+func TestBugOutdatedCommitClearsConvergence(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	outs := run(t, ref(t), b, `
+init proc=A program=P1
+lookup proc=A name=w1
+upgrade-kernel
+crash kind=process proc=B branch=idle
+init proc=B program=P2
+lookup proc=B name=w1
+reserve proc=B name=w1
+insert proc=B name=w1
+finalize proc=B
+reserve proc=A name=w1
+insert proc=A name=w1
+save proc=A
+crash kind=process proc=A branch=idle
+init proc=A program=P2
+lookup proc=A name=w1
+`)
+	prev := Init(b)
+	for _, o := range outs {
+		assert.Empty(t, Check(b, Transition{Prev: &prev, Out: &o}), o.Op.String())
+		prev = o.Next
+	}
+	assert.Zero(t, outs[11].Next.Env.Settled&(1<<1), "A's commit dropped B's current packing of w1")
+	last := outs[len(outs)-1]
+	assert.False(t, last.Result.Hit, "the current packing is gone: a miss, but not one owed")
+}
