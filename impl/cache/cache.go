@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"unsafe"
@@ -15,8 +16,12 @@ import (
 // entry stays invalid forever (ExecuTorch's slot indices could dangle or be
 // reused after a reset). The zero Handle is never valid.
 type Handle struct {
-	id uint64
+	// cache tags handles with their cache, so a handle of another cache is
+	// stale here instead of naming whichever entry has the same id.
+	cache, id uint64
 }
+
+func (c *Cache) handle(e *entry) Handle { return Handle{cache: c.tag, id: e.id} }
 
 // Valid reports whether h was issued at all (not whether it is still live).
 func (h Handle) Valid() bool { return h.id != 0 }
@@ -83,6 +88,7 @@ type Cache struct {
 	mu sync.Mutex
 
 	opts     Options
+	tag      uint64 // random, see Handle
 	fsys     vfs.FS
 	pageSize int
 	dir      string
@@ -143,6 +149,7 @@ func Open(opts Options) (*Cache, error) {
 	}
 	c := &Cache{
 		opts:         o,
+		tag:          rand.Uint64() | 1,
 		fsys:         o.FS,
 		pageSize:     o.FS.PageSize(),
 		byName:       map[entryName]*entry{},

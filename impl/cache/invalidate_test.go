@@ -149,3 +149,25 @@ func flipDataByte(t *testing.T, path string, k spec.Key) {
 	}
 	t.Fatalf("%s not in %s", k.Name(), path)
 }
+
+// An invalidation is committed in both formats: merging the file's commit
+// at the start of the write must not bring the dropped entry back (v2
+// stores only the concatenated name and the seed, so the dropped entry's
+// full key never equals the file's).
+func TestInvalidateIsCommitted(t *testing.T) {
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), Format: f}
+			ks := keys(2, 1)
+			process(t, opts, ks)
+			c := open(t, opts)
+			require.NoError(t, c.InitializeForProgram("P"))
+			require.NoError(t, c.Invalidate("w0"))
+			require.NoError(t, c.Save())
+			require.NoError(t, c.Finalize())
+			s := process(t, opts, ks)
+			require.Equal(t, uint64(1), s.Hits)
+			require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
+		})
+	}
+}

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // InitializeForProgram starts packing a program. On first use, and whenever
@@ -129,7 +130,24 @@ func (c *Cache) Invalidate(weights ...string) error {
 	for _, w := range weights {
 		drop[w] = true
 	}
-	c.invalidate(func(e *entry) bool { return drop[e.key.Weight] })
+	c.invalidate(func(e *entry) bool {
+		if drop[e.key.Weight] {
+			return true
+		}
+		// An entry loaded from a v2 file knows only the concatenation of
+		// its weight and bias names. Drop it when it starts with a dropped
+		// weight name: that may drop more than asked (one weight name a
+		// prefix of another's), which costs a re-pack, where keeping it
+		// would serve bytes packed from the old source (G1, G3).
+		if e.v2Key {
+			for w := range drop {
+				if w != "" && strings.HasPrefix(e.key.Weight, w) {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	return nil
 }
 

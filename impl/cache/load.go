@@ -133,12 +133,19 @@ func (c *Cache) setDisk(cf *committedFile) {
 	c.stats.Generation = cf.generation
 }
 
+// sameKey reports whether a key read from the file names the same packing as
+// k. A v2 file stores only the concatenated name and the seed, so for v2
+// that is all that can be compared.
+func (c *Cache) sameKey(fromFile, k spec.Key) bool {
+	if c.opts.Format == spec.FormatV2 {
+		return c.name(fromFile) == c.name(k) && fromFile.Seed == k.Seed
+	}
+	return fromFile == k
+}
+
 // sameData reports whether committed entry d is the bytes e already holds.
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	if c.opts.Format == spec.FormatV2 {
-		return c.name(e.key) == c.name(d.Key) && e.key.Seed == d.Key.Seed && uint64(len(e.data)) == d.Size
-	}
-	return e.key == d.Key && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+	return c.sameKey(d.Key, e.key) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
 }
 
 // merge makes the index agree with the newest commit cf (nil: the file has
@@ -158,7 +165,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		switch {
 		case !ok:
 			delete(c.tombstones, n) // someone else dropped it already
-		case d.Key == k:
+		case c.sameKey(d.Key, k):
 			delete(disk, n) // still listed: our next commit drops it
 		default:
 			delete(c.tombstones, n) // replaced by another writer

@@ -35,7 +35,7 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 	}
 	c.stats.Hits++
 	c.ref(e)
-	return Handle{e.id}, true
+	return c.handle(e), true
 }
 
 // find returns the current entry for k, checking its data on first use, or
@@ -130,7 +130,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		if k.Weight != "" {
 			if e, _ := c.find(k); e != nil {
 				c.ref(e)
-				return Handle{e.id}, nil
+				return c.handle(e), nil
 			}
 		}
 		return Handle{}, fmt.Errorf("%w: %q, %q", ErrNotFound, k.Weight, k.Bias)
@@ -148,7 +148,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	if k.Weight != "" {
 		if e, _ := c.find(k); e != nil && bytes.Equal(e.data, data) {
 			c.ref(e)
-			return Handle{e.id}, nil
+			return c.handle(e), nil
 		}
 	}
 	e := c.newEntry(k, data)
@@ -182,7 +182,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		// an unnamed entry nobody references would be unreachable.
 		c.releaseIfUnused(e)
 	}
-	return Handle{e.id}, nil
+	return c.handle(e), nil
 }
 
 // Bytes returns the packed bytes of h (XNNPACK's offset_to_addr). File bytes
@@ -195,7 +195,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	e := c.handles[h.id]
-	if e == nil {
+	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
 	return e.data, nil

@@ -148,3 +148,18 @@ func TestG6ConcurrentProviderCalls(t *testing.T) {
 		}
 	}
 }
+
+// A handle of another cache is stale here, even when an entry with the same
+// internal number exists.
+func TestForeignHandleIsStale(t *testing.T) {
+	a, b := open(t, cache.Options{}), open(t, cache.Options{})
+	k := key("w", 1)
+	require.NoError(t, a.InitializeForProgram("P"))
+	require.NoError(t, b.InitializeForProgram("P"))
+	ha, _ := pack(t, a, k)
+	pack(t, b, key("other", 1))
+	_, err := b.Bytes(ha)
+	require.ErrorIs(t, err, cache.ErrStaleHandle)
+	require.NoError(t, a.Finalize())
+	require.NoError(t, b.Finalize())
+}
