@@ -56,6 +56,17 @@ func TestVariantsFindTheirBugs(t *testing.T) {
 				}
 				last := outs[len(outs)-1]
 				assert.Contains(t, model.Check(b, model.Transition{Prev: &prev, Out: &last}), inv)
+				// The reference, given the same ops, does not break it: the
+				// variant's switch is what makes the bug.
+				refd, err := model.DesignByName("reference")
+				require.NoError(t, err)
+				if routs, err := model.Replay(&refd, b, v.Trace); err == nil {
+					rprev := model.Init(b)
+					for _, o := range routs {
+						assert.NotContains(t, model.Check(b, model.Transition{Prev: &rprev, Out: &o}), inv, "reference, %s", o.Op)
+						rprev = o.Next
+					}
+				}
 				// The text form round-trips, so the trace can become a
 				// scenario file.
 				back, err := spec.ParseTrace(spec.FormatTrace(v.Trace))
