@@ -212,3 +212,26 @@ func TestCrashPointsV3PageLoss(t *testing.T) {
 		}
 	}
 }
+
+// Weights of several pages each, so that power losses tear regions across
+// many sectors (sampled outcomes).
+// v3 upgrade in go test; both workloads and both formats in long mode.
+func TestCrashPointsLargeWeights(t *testing.T) {
+	formats, ws := []spec.Format{spec.FormatV3}, Large(4)[1:]
+	if os.Getenv("XPWC_LONG") == "1" {
+		formats, ws = []spec.Format{spec.FormatV3, spec.FormatV2}, Large(4)
+	}
+	for _, format := range formats {
+		for _, w := range ws {
+			rep, err := Enumerate(Config{Format: format, Outcomes: outcomes(), Seed: 3}, w)
+			require.NoError(t, err)
+			t.Log(rep)
+			for i, v := range rep.Violations {
+				expected := format == spec.FormatV2 && v.Guarantee == "G2"
+				if !expected && i < 5 {
+					t.Errorf("%s", v)
+				}
+			}
+		}
+	}
+}

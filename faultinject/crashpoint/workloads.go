@@ -183,3 +183,27 @@ func Concurrent(n int) Workload {
 		Keys: k2,
 	}
 }
+
+// PackLarge is a packer of weights of 20 to 60 KiB: several pages each, so
+// that a power loss can tear a weight's region across many sectors.
+func PackLarge(k spec.Key) []byte {
+	small := Pack(k)
+	b := make([]byte, 20<<10+len(small)*8)
+	for i := range b {
+		b[i] = small[i%len(small)] ^ byte(i/len(small))
+	}
+	return b
+}
+
+// Large is the cold and upgrade workloads with PackLarge.
+func Large(n int) []Workload {
+	k1 := Keys(n, 1)
+	k2 := Upgrade(k1)
+	launch := func(ks []spec.Key) func(Env) error {
+		return func(e Env) error { return launchAndMarkPacked(e, ks, PackLarge) }
+	}
+	return []Workload{
+		{Name: "cold-large", Run: launch(k1), Keys: k1, Pack: PackLarge},
+		{Name: "upgrade-large", Setup: launch(k1), Run: launch(k2), Keys: k2, Pack: PackLarge},
+	}
+}
