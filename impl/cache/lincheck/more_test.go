@@ -13,6 +13,7 @@ import (
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/cache/lincheck"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // mix counts a history's operations by kind and outcome, so that a passing
@@ -182,4 +183,13 @@ func TestPendingOperation(t *testing.T) {
 	// Without the pending insert the hit has no cause.
 	_, err = lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true}), append(hist[:2:2], hist[3]), checkOpts(t))
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
+}
+
+// TestLinearizableV2: the same workload writing ExecuTorch's v2 format,
+// where entries are keyed by the concatenated name and the seed only (the
+// workload's variants differ in their seed, so v2 tells them apart).
+func TestLinearizableV2(t *testing.T) {
+	c := newCache(t, cache.Options{Path: filepath.Join(t.TempDir(), "cache.xpwc"), Format: spec.FormatV2})
+	h := runAndCheck(t, c, workload(10), lincheck.ModelConfig{})
+	requireCovers(t, h, "lookup:hit", "insert", "compact", "invalidate")
 }

@@ -1,0 +1,85 @@
+package lincheck_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/cache/lincheck"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// TestV2InvalidateLoadedEntry: Invalidate must drop an entry whatever
+// format it was loaded from (G3: a changed source re-packs). A v2 file
+// stores only the concatenated weight and bias names, so an entry loaded
+// from it carries the concatenation as its weight name; Invalidate matched
+// weight names exactly and left such entries in the index, where the next
+// look-up hit them. Found by TestLinearizableV2.
+func TestV2InvalidateLoadedEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.xpwc")
+	opts := cache.Options{Path: path, Format: spec.FormatV2}
+	k := lincheck.Key(0, 0)
+	{
+		c, err := cache.Open(opts)
+		require.NoError(t, err)
+		require.NoError(t, c.InitializeForProgram("p"))
+		buf, err := c.ReserveSpace(lincheck.Size(0))
+		require.NoError(t, err)
+		lincheck.Pack(buf, 0, 0)
+		_, err = c.LookUpOrInsert(k, buf)
+		require.NoError(t, err)
+		require.NoError(t, c.Finalize())
+		require.NoError(t, c.Close())
+	}
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	require.NoError(t, c.InitializeForProgram("p"))
+	require.Equal(t, cache.LoadOK, c.Stats().Load)
+	_, hit := c.LookUp(k)
+	require.True(t, hit, "the committed entry loads")
+	require.NoError(t, c.DeleteProgram("p"))
+
+	require.NoError(t, c.Invalidate(k.Weight))
+	_, hit = c.LookUp(k)
+	require.False(t, hit, "an invalidated v2 entry was still served")
+}
+
+// TestV2ReservationAfterCommit: in v2 the commit point is the footer at the
+// end of the file, so space a writer appends after its commit and never
+// commits (a reservation that is not inserted, or whose insert found the
+// entry already there) leaves a file whose end is not a footer. The next
+// load rejected the file and dropped every committed entry: a saved entry
+// was lost without any crash (G2), and the same cache, re-reading the file
+// for its next write, unindexed its own committed entries. Found by
+// TestLinearizableV2 (sequence: reserve, insert, compact, reserve, insert
+// of the same key, finalize, reserve: the look-up then missed).
+func TestV2ReservationAfterCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.xpwc")
+	opts := cache.Options{Path: path, Format: spec.FormatV2}
+	k := lincheck.Key(0, 0)
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("p"))
+	buf, err := c.ReserveSpace(lincheck.Size(0))
+	require.NoError(t, err)
+	lincheck.Pack(buf, 0, 0)
+	_, err = c.LookUpOrInsert(k, buf)
+	require.NoError(t, err)
+	require.NoError(t, c.Save())
+	// A packer reserves and fails: the space is never inserted.
+	_, err = c.ReserveSpace(lincheck.Size(1))
+	require.NoError(t, err)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Close())
+
+	c, err = cache.Open(opts)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	require.NoError(t, c.InitializeForProgram("p"))
+	require.Equal(t, cache.LoadOK, c.Stats().Load, "load error: %v", c.Stats().LoadErr)
+	_, hit := c.LookUp(k)
+	require.True(t, hit, "a saved entry was lost")
+}
