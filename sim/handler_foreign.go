@@ -31,17 +31,22 @@ func (w *world) foreign(op spec.Op) error {
 		return &HarnessError{Op: op, Msg: err.Error()}
 	}
 	defer func() { _ = f.Close() }()
-	offs := []int64{off}
 	if op.Foreign == spec.ForeignIndex {
-		offs = []int64{0, spec.V3SlotSize} // the magic of both slots
-	}
-	for _, o := range offs {
+		// Zero the magic of both slots (not a toggle, which a second
+		// scribble would undo and bring an older commit back).
+		var zero [8]byte
+		for _, o := range []int64{0, spec.V3SlotSize} {
+			if _, err := f.WriteAt(zero[:], o); err != nil {
+				return &HarnessError{Op: op, Msg: err.Error()}
+			}
+		}
+	} else {
 		var b [1]byte
-		if _, err := f.ReadAt(b[:], o); err != nil {
+		if _, err := f.ReadAt(b[:], off); err != nil {
 			return &HarnessError{Op: op, Msg: err.Error()}
 		}
 		b[0] ^= 0xA5
-		if _, err := f.WriteAt(b[:], o); err != nil {
+		if _, err := f.WriteAt(b[:], off); err != nil {
 			return &HarnessError{Op: op, Msg: err.Error()}
 		}
 	}

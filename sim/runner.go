@@ -198,7 +198,15 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		// With faults the model cannot know whether the file holds what a
 		// foreign writer would scribble on; a scribble with no target is
 		// skipped.
-		if derr := r.compare(out, got); derr != nil && err == nil {
+		derr := r.compare(out, got)
+		if derr == nil && r.inj == nil && (out.Result.Wrote || got.Wrote) {
+			// A write is held to the model at once: the committed index
+			// must be the model's, not only the next result that reads it.
+			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {
+				derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
+			}
+		}
+		if derr != nil && err == nil {
 			err = r.classify(&prev, &out, got, derr)
 		}
 	}

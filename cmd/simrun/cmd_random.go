@@ -18,6 +18,7 @@ import (
 // randomOptions is one random conformance campaign.
 type randomOptions struct {
 	seed, runs, steps int
+	names             int
 	faults, design    string
 	backend           sim.Backend
 	out               string
@@ -41,20 +42,21 @@ func cmdRandom(e *env, args []string) int {
 	fs.IntVar(&o.seed, "seed", 1, "seed of the first run; run i uses seed+i")
 	fs.IntVar(&o.steps, "steps", 60, "ops per run")
 	fs.IntVar(&o.runs, "runs", 20, "number of runs")
+	fs.IntVar(&o.names, "names", 1, "weight names in play (1-3; with 2 or more the two programs share w1)")
 	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomly 0.05 7 writes enospc)'; only safety is compared")
 	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures")
 	fs.BoolVar(&o.verbose, "v", false, "print one line per run")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun random [--seed S] [--steps N] [--runs R] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]")
+		fmt.Fprintln(e.stderr, "usage: simrun random [--seed S] [--steps N] [--runs R] [--names N] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	o.backend = sim.Backend(backend)
-	if fs.NArg() != 0 || o.steps <= 0 || o.runs <= 0 || o.seed < 0 ||
+	if fs.NArg() != 0 || o.steps <= 0 || o.runs <= 0 || o.seed < 0 || o.names < 1 || o.names > 3 ||
 		(o.backend != sim.BackendCrashFS && o.backend != sim.BackendOS) {
 		fs.Usage()
 		return exitUsage
@@ -101,6 +103,12 @@ func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 		return s, err
 	}
 	b := model.DefaultBounds()
+	if o.names > 0 {
+		b.Names = o.names
+	}
+	if err := b.Validate(); err != nil {
+		return s, err
+	}
 	gen := sim.GenOptions{Power: o.backend == sim.BackendCrashFS}
 	for i := 0; i < o.runs; i++ {
 		seed := uint64(o.seed + i)

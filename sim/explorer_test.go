@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/model/explore"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Each bug scenario that names an explorer counterexample ("# explorer:
+// <invariant>") replays exactly the explorer's shortest trace for its
+// design and invariant: when the model changes and the explorer finds
+// another trace, this test prints it so the scenario can be updated.
+func TestBugScenariosAreExplorerTraces(t *testing.T) {
+	files, err := Scenarios()
+	require.NoError(t, err)
+	results := map[string]explore.Result{}
+	n := 0
+	for _, f := range files {
+		inv := headerValue(f.Text, "# explorer: ")
+		if inv == "" {
+			continue
+		}
+		n++
+		design := ""
+		var ops []string
+		for _, d := range mustParse(f.Text) {
+			switch fs := strings.Fields(d.Text); fs[0] {
+			case "design":
+				design, _ = argValue(fs[1:], "name")
+			case "bounds", "file", "state", "stats":
+			default:
+				ops = append(ops, d.Text)
+			}
+		}
+		res, ok := results[design]
+		if !ok {
+			d, err := model.DesignByName(design)
+			require.NoError(t, err, f.Name)
+			res, err = explore.Run(d, explore.Options{Bounds: model.DefaultBounds(), StopWhenFound: d.Expect})
+			require.NoError(t, err)
+			results[design] = res
+		}
+		v, ok := res.Violated(spec.InvariantID(inv))
+		require.True(t, ok, "%s: the explorer no longer finds %s for %s", f.Name, inv, design)
+		assert.Equal(t, spec.FormatTrace(v.Trace), strings.Join(ops, "\n")+"\n",
+			"%s is not the explorer's shortest trace any more; replace its directives with the expected ones and rewrite", f.Name)
+	}
+	assert.Equal(t, 9, n, "every bug scenario names its explorer counterexample")
+}
+
+func headerValue(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		if v, ok := strings.CutPrefix(l, prefix); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
