@@ -204,17 +204,17 @@ func suiteExplore(o suiteOptions) []row {
 func suiteRandom(o suiteOptions) []row {
 	var rows []row
 	for _, c := range []struct {
-		backend sim.Backend
-		runs    int
-	}{{sim.BackendCrashFS, o.randomRuns}, {sim.BackendOS, o.osRuns}} {
+		backend     sim.Backend
+		runs, names int
+	}{{sim.BackendCrashFS, o.randomRuns, 1}, {sim.BackendCrashFS, o.randomRuns / 3, 3}, {sim.BackendOS, o.osRuns, 1}} {
 		if c.runs == 0 {
 			continue
 		}
-		ro := randomOptions{seed: 1, runs: c.runs, steps: o.randomSteps, design: "reference",
+		ro := randomOptions{seed: 1, runs: c.runs, steps: o.randomSteps, names: c.names, design: "reference",
 			backend: c.backend, out: os.TempDir()}
 		var log strings.Builder
 		s, err := runRandom(&log, ro)
-		r := row{part: "random", name: fmt.Sprintf("reference on %s, %d x %d ops", c.backend, c.runs, o.randomSteps)}
+		r := row{part: "random", name: fmt.Sprintf("reference on %s, %d name(s), %d x %d ops", c.backend, c.names, c.runs, o.randomSteps)}
 		if err != nil {
 			r.result = err.Error()
 		} else {
