@@ -63,6 +63,7 @@ func TestScenariosOpenWithComments(t *testing.T) {
 
 func TestBackends(t *testing.T) {
 	assert.Equal(t, []Backend{BackendModel}, Backends("design name=v1-no-seed\n----\nx\n"))
+	assert.Equal(t, []Backend{BackendModel}, Backends("design=v1-no-seed\n----\nx\n"))
 	assert.Equal(t, []Backend{BackendCrashFS}, Backends("crash kind=power branch=idle\n----\nok\n"))
 	assert.Equal(t, []Backend{BackendCrashFS, BackendOS}, Backends("init proc=A program=P1\n----\nx\n"))
 }
@@ -101,4 +102,16 @@ func TestParseScenario(t *testing.T) {
 	assert.Equal(t, "a\n\nb", ds[1].Expected)
 	_, err = ParseScenario("file\nnot a separator\n")
 	assert.Error(t, err)
+}
+
+func TestDesignShortForm(t *testing.T) {
+	r, err := NewRunner(Config{Backend: BackendCrashFS})
+	require.NoError(t, err)
+	defer r.Close()
+	out, err := r.Exec("design=v1-no-seed")
+	require.NoError(t, err)
+	assert.Contains(t, out, "v1-no-seed (model only)")
+	assert.Equal(t, "v1-no-seed", r.Design().Name)
+	_, err = r.Exec("design=nope")
+	assert.ErrorIs(t, err, ErrHarness)
 }

@@ -115,6 +115,10 @@ func (r *Runner) Exec(line string) (string, error) {
 	if len(fields) == 0 {
 		return "", &HarnessError{Line: line, Msg: "empty directive"}
 	}
+	if name, ok := strings.CutPrefix(fields[0], "design="); ok && len(fields) == 1 {
+		// The short form a file may open with: design=NAME.
+		return r.execDesign(line, []string{"name=" + name})
+	}
 	switch fields[0] {
 	case "design":
 		return r.execDesign(line, fields[1:])

@@ -100,6 +100,9 @@ func Backends(text string) []Backend {
 				return []Backend{BackendModel}
 			}
 		}
+		if v, ok := strings.CutPrefix(f[0], "design="); ok && v != "reference" {
+			return []Backend{BackendModel}
+		}
 		if (f[0] == "crash") && strings.Contains(d.Text, "kind=power") {
 			power = true
 		}
