@@ -71,7 +71,7 @@ func ReadFiles(paths ...string) ([]File, error) {
 			continue
 		}
 		err = fs.WalkDir(os.DirFS(p), ".", func(q string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") || strings.HasSuffix(q, ".md") {
 				return err
 			}
 			b, err := os.ReadFile(path.Join(p, q))
