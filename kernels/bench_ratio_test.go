@@ -15,19 +15,49 @@ import (
 // one loop, so both see the same machine state: on a shared 2-vCPU machine
 // separate benchmarks can run minutes apart under different load. Each
 // reports the ratio of total times ("x" metrics) and of the fastest
-// single iterations ("best-x"), plus both throughputs.
+// single iterations ("best-x"), plus both throughputs, mean and best. On a
+// loaded machine the best-iteration figures are the stable ones.
 
-type pairTimer struct{ base, test, minBase, minTest time.Duration }
+type pairTimer struct {
+	base, test       time.Duration // totals
+	minBase, minTest time.Duration // fastest single call
+	nBase, nTest     int
+}
 
-func (p *pairTimer) add(base, test time.Duration) {
-	p.base += base
-	p.test += test
-	if p.minBase == 0 || base < p.minBase {
-		p.minBase = base
+// rounds runs base and test alternately, reps calls each per b.Loop
+// iteration, timing every call. Switching evicts each other's data from the
+// caches; with reps > 1 the later calls of a round run warm, as in a
+// steady-state loop, and the best-call figures show that state.
+func (p *pairTimer) rounds(b *testing.B, reps int, base, test func()) {
+	timeIt := func(f func(), total, best *time.Duration, n *int) {
+		t0 := time.Now()
+		f()
+		d := time.Since(t0)
+		*total += d
+		*n++
+		if *best == 0 || d < *best {
+			*best = d
+		}
 	}
-	if p.minTest == 0 || test < p.minTest {
-		p.minTest = test
+	for b.Loop() {
+		for range reps {
+			timeIt(base, &p.base, &p.minBase, &p.nBase)
+		}
+		for range reps {
+			timeIt(test, &p.test, &p.minTest, &p.nTest)
+		}
 	}
+}
+
+// report emits throughput (work units per second, mean and best) and the
+// ratios; unit is "GB/s" or "GFLOP/s", work the units per call.
+func (p *pairTimer) report(b *testing.B, baseName, unit string, work float64) {
+	b.ReportMetric(work*float64(p.nBase)/p.base.Seconds(), baseName+"-"+unit)
+	b.ReportMetric(work*float64(p.nTest)/p.test.Seconds(), unit)
+	b.ReportMetric(work/p.minBase.Seconds(), baseName+"-best-"+unit)
+	b.ReportMetric(work/p.minTest.Seconds(), "best-"+unit)
+	b.ReportMetric((p.base.Seconds()/float64(p.nBase))/(p.test.Seconds()/float64(p.nTest)), "x-"+baseName)
+	b.ReportMetric(p.minBase.Seconds()/p.minTest.Seconds(), "best-x-"+baseName)
 }
 
 // BenchmarkPackVsCopy: packing with the fast kr=1 packers against copying
@@ -42,20 +72,12 @@ func BenchmarkPackVsCopy(b *testing.B) {
 				dst := alignedBytes(k.PackedSize(sz, sz))
 				cp := make([]float32, len(c.w))
 				var p pairTimer
-				for b.Loop() {
-					t0 := time.Now()
-					copy(cp, c.w)
-					t1 := time.Now()
+				p.rounds(b, 3, func() { copy(cp, c.w) }, func() {
 					if err := k.Pack(dst, sz, sz, c.w, c.b); err != nil {
 						b.Fatal(err)
 					}
-					p.add(t1.Sub(t0), time.Since(t1))
-				}
-				bytes := float64(4 * len(c.w))
-				b.ReportMetric(bytes*float64(b.N)/p.base.Seconds()/1e9, "copy-GB/s")
-				b.ReportMetric(bytes*float64(b.N)/p.test.Seconds()/1e9, "pack-GB/s")
-				b.ReportMetric(p.base.Seconds()/p.test.Seconds(), "x-copy")
-				b.ReportMetric(p.minBase.Seconds()/p.minTest.Seconds(), "best-x-copy")
+				})
+				p.report(b, "copy", "GB/s", float64(4*len(c.w))/1e9)
 			})
 		}
 	}
@@ -94,21 +116,19 @@ func BenchmarkFCVsGonum(b *testing.B) {
 						workers = runtime.GOMAXPROCS(0) // set by -cpu for this run
 					}
 					var impl gonum.Implementation
+					reps := 3
+					if k.ComputePath() == "go" {
+						reps = 1 // slow enough that one call is steady state
+					}
 					var p pairTimer
-					for b.Loop() {
-						t0 := time.Now()
+					p.rounds(b, reps, func() {
 						impl.Sgemm(blas.NoTrans, blas.Trans, m, n, kdim, 1, x, kdim, c.w, kdim, 0, yg, n)
-						t1 := time.Now()
+					}, func() {
 						if err := k.ComputeWorkers(yk, x, m, packed, n, kdim, workers); err != nil {
 							b.Fatal(err)
 						}
-						p.add(t1.Sub(t0), time.Since(t1))
-					}
-					flops := float64(2 * m * n * kdim)
-					b.ReportMetric(flops*float64(b.N)/p.base.Seconds()/1e9, "gonum-GFLOP/s")
-					b.ReportMetric(flops*float64(b.N)/p.test.Seconds()/1e9, "GFLOP/s")
-					b.ReportMetric(p.base.Seconds()/p.test.Seconds(), "x-gonum")
-					b.ReportMetric(p.minBase.Seconds()/p.minTest.Seconds(), "best-x-gonum")
+					})
+					p.report(b, "gonum", "GFLOP/s", float64(2*m*n*kdim)/1e9)
 				})
 			}
 		}
