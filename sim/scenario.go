@@ -28,6 +28,8 @@ func Embedded() fs.FS { return embedded }
 type File struct {
 	Name string // path relative to the suite or as given
 	Text string
+	// Path is the file on the OS filesystem ("" for an embedded one).
+	Path string
 }
 
 // Scenarios returns the embedded suite, sorted by name.
@@ -67,7 +69,7 @@ func ReadFiles(paths ...string) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, File{Name: p, Text: string(b)})
+			out = append(out, File{Name: p, Text: string(b), Path: p})
 			continue
 		}
 		err = fs.WalkDir(os.DirFS(p), ".", func(q string, d fs.DirEntry, err error) error {
@@ -78,7 +80,7 @@ func ReadFiles(paths ...string) ([]File, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, File{Name: path.Join(p, q), Text: string(b)})
+			out = append(out, File{Name: path.Join(p, q), Text: string(b), Path: path.Join(p, q)})
 			return nil
 		})
 		if err != nil {

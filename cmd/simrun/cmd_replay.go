@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -18,8 +19,9 @@ func cmdReplay(e *env, args []string) int {
 	fs.SetOutput(e.stderr)
 	verbose := fs.Bool("v", false, "print every step with the model's state and the cache's observable state")
 	backend := fs.String("backend", "", "run only on this backend: crashfs, os or model (default: every backend a file supports)")
+	rewrite := fs.Bool("rewrite", false, "write the outputs into the files (not embedded ones) where they differ; refused for a file with a divergence or an error")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun replay [-v] [--backend NAME] FILE|DIR|embedded ...")
+		fmt.Fprintln(e.stderr, "usage: simrun replay [-v] [--rewrite] [--backend NAME] FILE|DIR|embedded ...")
 		fmt.Fprintln(e.stderr, "  embedded (or --embedded) replays the scenario suite compiled into simrun")
 		fs.PrintDefaults()
 	}
@@ -64,6 +66,15 @@ func cmdReplay(e *env, args []string) int {
 			}
 			ran++
 			rep := sim.RunScenario(f, sim.Config{Backend: b, Trace: trace})
+			if *rewrite && rep.Err == nil && len(rep.Mismatches) > 0 && f.Path != "" {
+				if err := rewriteFile(f, rep); err != nil {
+					fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
+					return exitProblem
+				}
+				fmt.Fprintf(e.stdout, "rewrote %s (%d outputs)\n", f.Path, len(rep.Mismatches))
+				f.Text, _ = readText(f.Path)
+				rep = sim.RunScenario(f, sim.Config{Backend: b})
+			}
 			printReport(e.stdout, rep)
 			if !rep.OK() {
 				failed++
@@ -124,4 +135,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string, literal ...string) ([]st
 		}
 	}
 	return pos, true
+}
+
+// rewriteFile writes the outputs of rep's mismatched directives into f.
+func rewriteFile(f sim.File, rep sim.Report) error {
+	got := map[int]string{}
+	for _, m := range rep.Mismatches {
+		got[m.Line] = m.Got
+	}
+	text, err := sim.Rewrite(f.Text, got)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f.Path, []byte(text), 0o644)
+}
+
+func readText(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
 }

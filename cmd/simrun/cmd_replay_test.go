@@ -97,3 +97,27 @@ func TestReplayUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, code, args)
 	}
 }
+
+// --rewrite fills in outputs (here: all of them left empty) and the file
+// then replays clean; a file whose run fails is left alone.
+func TestReplayRewrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "blank")
+	blank := "# G4\ninit proc=A program=P1\n----\n\nlookup proc=A name=w0\n----\n\nfile\n----\n"
+	require.NoError(t, os.WriteFile(p, []byte(blank), 0o644))
+	code, out, errs := runCmd(t, "replay", "--rewrite", "--backend", "crashfs", p)
+	require.Equal(t, exitOK, code, out+errs)
+	assert.Contains(t, out, "rewrote "+p)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "# G4\ninit proc=A program=P1\n----\nload=empty place=file\n\nlookup proc=A name=w0\n----\nmiss\n\nfile\n----\nempty\n", string(b))
+
+	bad := filepath.Join(dir, "misuse")
+	text := "# x\nlookup proc=A name=w0\n----\n\n"
+	require.NoError(t, os.WriteFile(bad, []byte(text), 0o644))
+	code, _, _ = runCmd(t, "replay", "--rewrite", bad)
+	assert.Equal(t, exitProblem, code)
+	b, err = os.ReadFile(bad)
+	require.NoError(t, err)
+	assert.Equal(t, text, string(b))
+}
