@@ -141,6 +141,8 @@ var phaseTransitions = []transition[Phase]{
 	{PhaseIdle, "crash / restart", PhaseNoInstance, "process crash keeps completed writes; power loss only durable ones"},
 	{PhasePacking, "crash / restart", PhaseNoInstance, "uncommitted appends are garbage for the next commit (G2, G4)"},
 	{PhaseIdle, "upgrade-kernel, change-source, foreign, clobber-options", PhaseIdle, "no phase change; seen by later look-ups (G1, G3) and inits (G6)"},
+	{PhasePacking, "upgrade-kernel, change-source, foreign, clobber-options", PhasePacking, "no phase change; a running process keeps the kernel it started with"},
+	{PhaseNoInstance, "upgrade-kernel, change-source, foreign, clobber-options", PhaseNoInstance, "no phase change"},
 }
 
 // entryTransitions is the status of one name in one instance.
