@@ -129,10 +129,10 @@ func DescribeEvents(e model.Events) string {
 // DescribeDisk renders the cache file as a new process would find it, in
 // the model's terms: empty, corrupt, or valid with each name's record.
 func DescribeDisk(b model.Bounds, d model.Disk) string {
-	switch uint8(d.State) {
-	case 0:
+	switch d.State {
+	case model.DiskEmpty:
 		return "empty"
-	case 2:
+	case model.DiskCorrupt:
 		return "corrupt"
 	}
 	return "valid " + describeIdx(b, d.Idx[:])

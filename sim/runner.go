@@ -196,12 +196,12 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		r.real.step = r.steps
 		holder := int(prev.Disk.Lock) - 1
 		got, perr := r.real.perform(out.Op, holder)
-		if perr != nil && !(r.inj != nil && out.Op.Kind == spec.EvForeign && errors.Is(perr, ErrHarness)) {
-			return text, perr
-		}
 		// With faults the model cannot know whether the file holds what a
 		// foreign writer would scribble on; a scribble with no target is
 		// skipped.
+		if perr != nil && !(r.inj != nil && out.Op.Kind == spec.EvForeign && errors.Is(perr, ErrHarness)) {
+			return text, perr
+		}
 		derr := r.compare(out, got)
 		if derr == nil && r.inj == nil && (out.Result.Wrote || got.Wrote) {
 			// A write is held to the model at once: the committed index
