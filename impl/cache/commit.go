@@ -36,7 +36,7 @@ func (c *Cache) commit(compact bool) error {
 			return err
 		}
 	}
-	if !compact && !c.dirty() && c.w.temp == "" {
+	if !compact && !c.dirty() && !c.v2Unterminated() && c.w.temp == "" {
 		return nil // merging another writer's commit made ours unnecessary
 	}
 	list := c.commitEntries()
@@ -57,6 +57,17 @@ func (c *Cache) commit(compact bool) error {
 	}
 	c.stats.CommitErr = nil
 	return nil
+}
+
+// v2Unterminated reports whether the live v2 file grew since its last
+// commit. A v2 file's only commit point is the footer at its end, so space
+// appended after it (a reservation never inserted, or whose insert found
+// the entry already there) makes the whole file unreadable until an index
+// is appended after that space: such a session must commit even with
+// nothing new (G2; found by impl/cache/lincheck TestV2ReservationAfterCommit).
+// v3 records where its index is and needs nothing of the kind.
+func (c *Cache) v2Unterminated() bool {
+	return c.opts.Format == spec.FormatV2 && c.w != nil && c.w.temp == "" && c.w.size > c.disk.size
 }
 
 // commitEntries lists what the next index names, in offset order.

@@ -64,7 +64,7 @@ func (c *Cache) Finalize() error {
 	if c.opts.Path == "" || c.fileReason != "" {
 		return nil
 	}
-	if c.dirty() {
+	if c.dirty() || c.v2Unterminated() {
 		_ = c.commit(false)
 	}
 	if c.w != nil {
@@ -83,7 +83,7 @@ func (c *Cache) Save() error {
 	if c.closed {
 		return ErrClosed
 	}
-	if c.opts.Path == "" || c.fileReason != "" || !c.dirty() {
+	if c.opts.Path == "" || c.fileReason != "" || !c.dirty() && !c.v2Unterminated() {
 		return nil
 	}
 	c.finishRegions(false)
