@@ -30,6 +30,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":   cmdStatus,
 			"waitfile": cmdWaitFile,
+			"scribble": cmdScribble,
 		},
 	})
 }
@@ -75,4 +76,19 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// cmdScribble is "scribble FILE OFFSET TEXT": overwrite bytes of FILE in
+// place, as bit rot or a stray writer would (no truncation, no rename).
+func cmdScribble(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: scribble FILE OFFSET TEXT")
+	}
+	off, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY, 0)
+	ts.Check(err)
+	_, err = f.WriteAt([]byte(args[2]), off)
+	ts.Check(err)
+	ts.Check(f.Close())
 }
