@@ -172,6 +172,17 @@ func (s *SparseFile) ReadAt(p []byte, off int64) (int, error) {
 	if rest := s.Size - off; int64(n) > rest {
 		n = int(rest)
 	}
+	// A read inside one part is a plain copy, like a file's or a mapping's;
+	// only reads that touch the holes pay for zeroing.
+	for _, pt := range s.Parts {
+		if off >= pt.Off && off+int64(n) <= pt.Off+int64(len(pt.Data)) {
+			copy(p[:n], pt.Data[off-pt.Off:])
+			if n < len(p) {
+				return n, io.EOF
+			}
+			return n, nil
+		}
+	}
 	clear(p[:n])
 	for _, pt := range s.Parts {
 		lo, hi := max(off, pt.Off), min(off+int64(n), pt.Off+int64(len(pt.Data)))
