@@ -27,6 +27,10 @@ type Options struct {
 	// invariant has been violated: enough to show a variant's known bugs
 	// with their shortest traces without exploring the rest.
 	StopWhenFound []spec.InvariantID
+	// NoSymmetry visits a state and its mirror image (A and B swapped)
+	// separately. By default one of each pair is visited, which halves the
+	// work; traces are renamed back, so they replay as printed.
+	NoSymmetry bool
 }
 
 // Violation is the shortest trace found that breaks one invariant.
@@ -96,10 +100,13 @@ func Run(d model.Design, opts Options) (Result, error) {
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
+	init, _ = init.Canonical()
 	index := map[model.State]int32{init: 0}
 	states := []model.State{init}
 	parent := []int32{-1}
 	via := []spec.Op{{}}
+	swapped := []bool{false}
+	symmetric := !opts.NoSymmetry && b.Procs == 2
 
 	res := Result{Design: d.Name, Bounds: b}
 	var buf []model.Outcome
@@ -117,18 +124,23 @@ func Run(d model.Design, opts Options) (Result, error) {
 					res.Transitions++
 					t := model.Transition{Prev: &s, Out: out}
 					viol = checker.ViolatedByStep(viol[:0], t)
-					if _, ok := index[out.Next]; !ok {
+					next, swap := out.Next, false
+					if symmetric {
+						next, swap = next.Canonical()
+					}
+					if _, ok := index[next]; !ok {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
 						viol = checker.ViolatedByState(viol, t)
-						index[out.Next] = int32(len(states))
-						states = append(states, out.Next)
+						index[next] = int32(len(states))
+						states = append(states, next)
 						parent = append(parent, int32(i))
 						via = append(via, out.Op)
+						swapped = append(swapped, swap)
 					}
 					for _, inv := range viol {
 						if _, ok := found[inv]; !ok {
-							found[inv] = Violation{Invariant: inv, Trace: trace(parent, via, int32(i), out.Op)}
+							found[inv] = Violation{Invariant: inv, Trace: trace(parent, via, swapped, int32(i), out.Op)}
 						}
 					}
 					if nCovered < len(covers) {
@@ -190,15 +202,29 @@ func allFound(found map[spec.InvariantID]Violation, want []spec.InvariantID) boo
 	return true
 }
 
-// trace rebuilds the ops from the start state to state i, then last.
-func trace(parent []int32, via []spec.Op, i int32, last spec.Op) []spec.Op {
-	var rev []spec.Op
+// trace rebuilds the ops from the start state to state i, then last. Each
+// stored op names processes as its (canonical) parent state numbers them;
+// perm maps that numbering to the processes of the actual run, and each
+// swap to a canonical state composes into it.
+func trace(parent []int32, via []spec.Op, swapped []bool, i int32, last spec.Op) []spec.Op {
+	var chain []int32
 	for j := i; j > 0; j = parent[j] {
-		rev = append(rev, via[j])
+		chain = append(chain, j)
 	}
-	out := make([]spec.Op, 0, len(rev)+1)
-	for k := len(rev) - 1; k >= 0; k-- {
-		out = append(out, rev[k])
+	perm := [2]spec.Proc{0, 1}
+	rename := func(op spec.Op) spec.Op {
+		if model.TakesProc(op) && int(op.Proc) < len(perm) {
+			op.Proc = perm[op.Proc]
+		}
+		return op
 	}
-	return append(out, last)
+	out := make([]spec.Op, 0, len(chain)+1)
+	for k := len(chain) - 1; k >= 0; k-- {
+		j := chain[k]
+		out = append(out, rename(via[j]))
+		if swapped[j] {
+			perm[0], perm[1] = perm[1], perm[0]
+		}
+	}
+	return append(out, rename(last))
 }

@@ -151,3 +151,25 @@ func cpuSeconds() float64 {
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return tv(ru.Utime) + tv(ru.Stime)
 }
+
+// Visiting one state per mirror pair finds the same invariants with traces
+// of the same length, in fewer states.
+func TestSymmetryLosesNothing(t *testing.T) {
+	b := model.DefaultBounds()
+	b.Depth = 10
+	for _, d := range model.Designs() {
+		sym, err := Run(d, Options{Bounds: b})
+		require.NoError(t, err)
+		all, err := Run(d, Options{Bounds: b, NoSymmetry: true})
+		require.NoError(t, err)
+		assert.Less(t, sym.States, all.States, d.Name)
+		assert.Equal(t, all.Covered, sym.Covered, d.Name)
+		require.Len(t, sym.Violations, len(all.Violations), d.Name)
+		for i := range all.Violations {
+			assert.Equal(t, all.Violations[i].Invariant, sym.Violations[i].Invariant, d.Name)
+			assert.Len(t, sym.Violations[i].Trace, len(all.Violations[i].Trace), d.Name)
+			_, err := model.Replay(&d, b, sym.Violations[i].Trace)
+			assert.NoError(t, err, "%s %s", d.Name, sym.Violations[i].Invariant)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package model
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// procLess compares bytes: padding would make equal processes compare
+// unequal. One-byte alignment means there is none.
+func TestProcHasNoPadding(t *testing.T) {
+	assert.Equal(t, uintptr(1), unsafe.Alignof(Proc{}))
+	assert.Equal(t, uintptr(1), unsafe.Alignof(Entry{}))
+}
+
+func mirror(s State) State {
+	s.Procs[0], s.Procs[1] = s.Procs[1], s.Procs[0]
+	if s.Disk.Lock != 0 {
+		s.Disk.Lock = 3 - s.Disk.Lock
+	}
+	return s
+}
+
+func TestCanonicalIsOnePerMirrorPair(t *testing.T) {
+	b := DefaultBounds()
+	outs := run(t, ref(t), b, `
+init proc=B program=P1
+lookup proc=B name=w0
+reserve proc=B name=w0
+`)
+	s := outs[len(outs)-1].Next
+	require := assert.New(t)
+	c1, sw1 := s.Canonical()
+	c2, sw2 := mirror(s).Canonical()
+	require.Equal(c1, c2, "a state and its mirror have one representative")
+	require.NotEqual(sw1, sw2)
+	again, sw := c1.Canonical()
+	require.Equal(c1, again)
+	require.False(sw)
+	// The lock holder is renamed with the processes.
+	holder := c1.Disk.Lock - 1
+	require.True(hasAppended(&c1.Procs[holder]) || c1.Procs[holder].Ents[0].Step == stepReserved)
+	// Symmetric designs: a mirrored state steps to the mirrored outcome.
+	d := ref(t)
+	for _, op := range Alphabet(b) {
+		m := op
+		if TakesProc(op) {
+			m.Proc = 1 - op.Proc
+		}
+		a, c := Step(d, b, s, op), Step(d, b, mirror(s), m)
+		require.Len(c, len(a), op.String())
+		for k := range a {
+			require.Equal(mirror(a[k].Next), c[k].Next, op.String())
+			require.Equal(a[k].Result, c[k].Result, op.String())
+		}
+	}
+	require.False(TakesProc(spec.Op{Kind: spec.EvCrash, Crash: spec.CrashPower}))
+	require.True(TakesProc(spec.Op{Kind: spec.EvCrash, Crash: spec.CrashProcess}))
+}
