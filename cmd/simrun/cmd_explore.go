@@ -68,6 +68,7 @@ func cmdExplore(e *env, args []string) int {
 	list := fs.Bool("list-designs", false, "list the designs and exit")
 	all := fs.Bool("all", false, "explore every design and print a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json] [bounds]")
 		fs.PrintDefaults()
@@ -89,7 +90,7 @@ func cmdExplore(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
 		return exitUsage
 	}
-	opts := explore.Options{Bounds: b, MaxStates: *maxStates}
+	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym}
 	if !*quiet {
 		opts.Progress = e.stderr
 	}
