@@ -73,6 +73,20 @@ func KnownDivergences() []Known {
 			},
 		},
 		{
+			ID: "heap-repack-freed-with-its-program",
+			Summary: "a program that re-packs to the heap a name another loaded program of the same instance " +
+				"still holds (as a retired file entry) gets a new heap entry in the cache, freed when that " +
+				"program is unloaded, so the next look-up misses and re-packs; the model keeps one entry per " +
+				"name, whose holders are both programs, and predicts a hit.",
+			match: func(k knownCase) bool {
+				if k.op.Kind != spec.OpLookUp || k.got.Hit || !k.out.Result.Hit {
+					return false
+				}
+				e := k.prev.Procs[k.op.Proc].Ents[k.op.Name]
+				return e.Status == spec.EntryHeap
+			},
+		},
+		{
 			ID: "replace-relists-known-entries",
 			Summary: "a commit that replaces an unreadable file by rename lists, in the new file, the entries " +
 				"the committing instance still holds from the old one (loaded or committed earlier), copying " +
