@@ -83,3 +83,45 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	_, hit := c.LookUp(k)
 	require.True(t, hit, "a saved entry was lost")
 }
+
+// TestV2CommitAfterEmptyIndex: v2 cannot express an empty index, so a
+// commit of nothing removes the file. A session that went on appending to
+// the removed inode committed into a file nobody could open: Finalize
+// reported success and the next load found no file (G2). Found by a
+// sequential interleaving of the lincheck workload (invalidate, save,
+// insert, finalize, init: the entry was gone).
+func TestV2CommitAfterEmptyIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.xpwc")
+	// No automatic compaction: the commit after the empty one appends.
+	opts := cache.Options{Path: path, Format: spec.FormatV2, CompactGarbageRatio: -1}
+	k0, k1 := lincheck.Key(0, 0), lincheck.Key(1, 0)
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("p"))
+	buf, err := c.ReserveSpace(lincheck.Size(0))
+	require.NoError(t, err)
+	lincheck.Pack(buf, 0, 0)
+	_, err = c.LookUpOrInsert(k0, buf)
+	require.NoError(t, err)
+	require.NoError(t, c.Save())
+	buf1, err := c.ReserveSpace(lincheck.Size(1)) // the session goes on
+	require.NoError(t, err)
+	require.NoError(t, c.Invalidate(k0.Weight))
+	require.NoError(t, c.Save()) // an empty index: the file goes
+	lincheck.Pack(buf1, 1, 0)
+	_, err = c.LookUpOrInsert(k1, buf1)
+	require.NoError(t, err)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Stats().CommitErr)
+	require.NoError(t, c.Close())
+
+	// Whatever Finalize committed is what a new process finds: k1 if it
+	// was committed, and in any case a file that is not missing while
+	// the cache believes it committed to it.
+	c, err = cache.Open(opts)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	require.NoError(t, c.InitializeForProgram("p"))
+	_, hit := c.LookUp(k1)
+	require.True(t, hit, "load %s: the entry committed after the empty index was lost", c.Stats().Load)
+}
