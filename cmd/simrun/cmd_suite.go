@@ -24,7 +24,7 @@ type suiteOptions struct {
 }
 
 func defaultSuite() suiteOptions {
-	return suiteOptions{randomRuns: 100, randomSteps: 60, osRuns: 10}
+	return suiteOptions{randomRuns: 300, randomSteps: 60, osRuns: 10}
 }
 
 // row is one line of the summary table.
