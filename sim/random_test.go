@@ -19,15 +19,18 @@ func TestRandomConformance(t *testing.T) {
 	require.NoError(t, err)
 	b := model.DefaultBounds()
 	for _, tc := range []struct {
-		name  string
-		gen   GenOptions
-		runs  int
-		steps int
+		name        string
+		gen         GenOptions
+		runs, steps int
+		names       int
 	}{
-		{"crashfs", GenOptions{Power: true}, 60, 60},
-		{"os", GenOptions{}, 10, 60},
+		{"crashfs", GenOptions{Power: true}, 60, 60, 1},
+		{"crashfs-3names", GenOptions{Power: true}, 30, 80, 3},
+		{"os", GenOptions{}, 10, 60, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			b := b
+			b.Names = tc.names
 			backend := BackendCrashFS
 			if tc.name == "os" {
 				backend = BackendOS
