@@ -201,7 +201,8 @@ func (c *Cache) publish(w *writer) error {
 // removeLive removes the live file (a v2 commit of nothing, or the
 // replacement of a rejected v2 file by nothing).
 func (c *Cache) removeLive() error {
-	if c.w.temp == "" || c.w.replacing {
+	onLive := c.w.temp == ""
+	if onLive || c.w.replacing {
 		if err := c.fsys.Remove(c.opts.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -213,6 +214,13 @@ func (c *Cache) removeLive() error {
 	clear(c.tombstones)
 	c.setDisk(nil)
 	c.stats.Commits++
+	if onLive {
+		// The session's file is unlinked: whatever it appended and committed
+		// there from now on no process could find, while Finalize reported
+		// success (G2; impl/cache/lincheck TestV2CommitAfterEmptyIndex). End
+		// it; the next reservation starts a new file.
+		return c.endWrite()
+	}
 	return nil
 }
 
