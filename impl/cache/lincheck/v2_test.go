@@ -112,16 +112,21 @@ func TestV2CommitAfterEmptyIndex(t *testing.T) {
 	_, err = c.LookUpOrInsert(k1, buf1)
 	require.NoError(t, err)
 	require.NoError(t, c.Finalize())
-	require.NoError(t, c.Stats().CommitErr)
+	st := c.Stats()
+	require.NoError(t, st.CommitErr)
+	// k1's space was in the removed file: either the cache kept it in the
+	// file and committed it, or it fell back to heap with a reason (G8).
+	onHeap := st.HeapBytes[cache.HeapWriteFailed] > 0
 	require.NoError(t, c.Close())
 
-	// Whatever Finalize committed is what a new process finds: k1 if it
-	// was committed, and in any case a file that is not missing while
-	// the cache believes it committed to it.
 	c, err = cache.Open(opts)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	require.NoError(t, c.InitializeForProgram("p"))
 	_, hit := c.LookUp(k1)
+	if onHeap {
+		require.False(t, hit)
+		return
+	}
 	require.True(t, hit, "load %s: the entry committed after the empty index was lost", c.Stats().Load)
 }
