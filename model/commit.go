@@ -19,10 +19,12 @@ func (m machine) commitIfDirty(o *Outcome, p spec.Proc) bool {
 	case 0:
 		// Taking the lock re-reads the newest commit, as a reservation does.
 		s.Disk.Lock = me
+		pr.Replacing = s.Disk.State == DiskCorrupt
 		m.refreshKeepingSteps(o, p)
 		m.commit(o, p)
 		if pr.Phase != spec.PhasePacking {
 			s.Disk.Lock = 0
+			pr.Replacing = false
 		}
 	default:
 		return false
@@ -49,9 +51,20 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		return
 	}
 	var idx [maxNames]Rec
-	replace := s.Disk.State == DiskCorrupt
-	if s.Disk.State == DiskValid {
+	replace := pr.Replacing
+	switch {
+	case s.Disk.State == DiskValid:
 		idx = s.Disk.Idx
+	case s.Disk.State == DiskCorrupt && !replace:
+		// A foreign write made the index unreadable during this session:
+		// the session's file is still the live one, and its next commit
+		// lists what the instance knows is committed there.
+		for n := 0; n < m.b.Names; n++ {
+			e := &pr.Ents[n]
+			if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
+				idx[n] = e.Rec
+			}
+		}
 	}
 	orig := idx
 	garbage := int(s.Disk.Garbage)
@@ -91,6 +104,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	}
 	m.invalidateFor(s, displaced)
 	m.publish(o, idx, garbage, replace, p, fresh)
+	pr.Replacing = false // the new file is the live one now
 }
 
 // publish makes idx the committed index: appended with a new commit point,
@@ -113,7 +127,7 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace boo
 	switch {
 	case replace:
 		o.Events |= EvtReplace
-	case garbage > max(live, 1):
+	case garbage > max(live, 1) && !m.d.NoCompaction:
 		replace = true
 		fresh = 0
 		o.Events |= EvtCompact

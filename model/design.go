@@ -44,6 +44,13 @@ type Design struct {
 	// leaves no loadable index, and bytes that happen to parse as a trailer
 	// are accepted. Without checksums, data is not verified either.
 	NoCommitPoint bool
+
+	// NoCompaction: commits never rewrite the file to drop garbage (the
+	// cache with a negative CompactGarbageRatio). Not a historical design:
+	// the conformance harness uses it because the model counts garbage in
+	// packings and the cache in bytes, so the two would compact at
+	// different moments.
+	NoCompaction bool
 }
 
 // verifies reports whether look-ups check data (v3 CRCs).

@@ -130,6 +130,10 @@ type Proc struct {
 	// reservations; the rest of its reservations go to the heap without
 	// asking again, as the cache does (docs/locking.md, "A busy lock").
 	HeapLaunch bool
+	// Replacing: this process took the writer lock while the index was
+	// unreadable, so its session writes a new file that its commit renames
+	// over the path (G7).
+	Replacing bool
 	Clean      bool // no invalidation happened during this launch
 	Broken     bool // a mapping was cut by a truncation (I8)
 	LoadFlag   bool // the design's "loaded" flag (cache_loaded_ / loaded_from_disk_)

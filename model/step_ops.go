@@ -231,6 +231,7 @@ func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
 		// process may have made since this launch's init (G2, G3).
 		s.Disk.Lock = uint8(p) + 1
 		r.Place = spec.PlaceFile
+		pr.Replacing = s.Disk.State == DiskCorrupt
 		m.refreshKeepingSteps(o, p)
 	default:
 		// G8: a busy lock is a heap packing with a reason, not an error.
@@ -300,6 +301,7 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 	if s.Disk.Lock == uint8(p)+1 {
 		s.Disk.Lock = 0
 	}
+	pr.Replacing = false
 	q := pr.Prog
 	if pr.Clean && !pr.Blocked && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q) {
 		s.Env.Settled |= 1 << q

@@ -58,7 +58,7 @@ func BenchmarkLockstep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := model.DesignByName("reference")
+	d, err := harnessDesign()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestLockstepScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := model.DesignByName("reference")
+	d, err := harnessDesign()
 	if err != nil {
 		t.Fatal(err)
 	}

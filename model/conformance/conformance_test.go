@@ -64,7 +64,10 @@ func (c opCommand) String() string { return c.op.String() }
 func protoCommands(d *model.Design, b model.Bounds, dir string, tally *tally) *commands.ProtoCommands {
 	var alphabet []spec.Op
 	for _, op := range model.Alphabet(b) {
-		if op.Kind == spec.EvCrash {
+		switch op.Kind {
+		case spec.EvClobberOptions:
+			continue // options belong to the module, not to the cache
+		case spec.EvCrash:
 			op.Branch = spec.BranchIdle
 		}
 		alphabet = append(alphabet, op)
@@ -110,7 +113,7 @@ func weight(op spec.Op) int {
 // and the real cache in lockstep. The default is bounded to a few seconds;
 // XPWC_CONFORMANCE_SEQS sets the number of sequences for the long run.
 func TestConformance(t *testing.T) {
-	d, err := model.DesignByName("reference")
+	d, err := harnessDesign()
 	require.NoError(t, err)
 	b := bounds()
 	seqs := envInt("XPWC_CONFORMANCE_SEQS", 40)
@@ -130,7 +133,8 @@ func TestConformance(t *testing.T) {
 	props.Property("cache conforms to the model", commands.Prop(protoCommands(&d, b, dir, &n)))
 	props.TestingRun(t)
 	el := time.Since(start).Seconds()
-	t.Logf("%d sequences run (shrinking included), %d steps, %d hits, %d commits, %.0f steps/s", n.seqs, n.steps, n.hits, n.commits, float64(n.steps)/el)
+	t.Logf("%d sequences run (shrinking included), %d steps, %d hits, %d commits, %d foreign writes, %d corrupt entries caught, %.0f steps/s",
+		n.seqs, n.steps, n.hits, n.commits, n.foreign, n.corrupt, float64(n.steps)/el)
 }
 
 // String keeps gopter's failure report to the op sequence.

@@ -21,7 +21,17 @@ import (
 // crash-simulating filesystem: faultinject/crashpoint covers it), and
 // foreign writers are off (see docs/model.md, "conformance").
 func bounds() model.Bounds {
-	return model.Bounds{Procs: 2, Names: 2, Programs: 2, Kernels: 2, Sources: 2}
+	return model.Bounds{Procs: 2, Names: 2, Programs: 2, Kernels: 2, Sources: 2, Foreign: true}
+}
+
+// harnessDesign is the reference with automatic compaction off on both
+// sides: the model counts garbage in packings and the cache in bytes, so
+// they would compact at different moments, and whether a mapping sees a
+// later foreign write depends on which file it maps.
+func harnessDesign() (model.Design, error) {
+	d, err := model.DesignByName("reference")
+	d.NoCompaction = true
+	return d, err
 }
 
 const packedLen = 64
@@ -59,6 +69,7 @@ type world struct {
 // tally counts what a run exercised, so a run that did nothing shows.
 type tally struct {
 	seqs, steps, hits, commits int
+	foreign, corrupt           int // foreign writes; corrupt data caught by the cache
 }
 
 type realProc struct {
@@ -137,7 +148,7 @@ func (w *world) apply(op spec.Op) observation {
 	switch op.Kind {
 	case spec.OpInit:
 		if rp.c == nil {
-			rp.c, o.err = cache.Open(cache.Options{Path: w.path})
+			rp.c, o.err = cache.Open(cache.Options{Path: w.path, CompactGarbageRatio: -1})
 		}
 		if o.err == nil {
 			o.err = rp.c.InitializeForProgram(op.Program.String())
@@ -193,6 +204,8 @@ func (w *world) apply(op spec.Op) observation {
 		w.kernel++
 	case spec.EvSourceChange:
 		w.src[op.Name]++
+	case spec.EvForeign:
+		o.err = w.foreign(op)
 	default:
 		o.err = fmt.Errorf("harness: %s not supported", op)
 	}
@@ -200,6 +213,12 @@ func (w *world) apply(op spec.Op) observation {
 		o.commits = rp.c.Stats().Commits - before.Commits
 	}
 	if w.tally != nil {
+		if op.Kind == spec.EvForeign {
+			w.tally.foreign++
+		}
+		if rp != nil && rp.c != nil && op.Kind == spec.OpLookUp {
+			w.tally.corrupt += int(rp.c.Stats().Corrupt - before.Corrupt)
+		}
 		w.tally.steps++
 		w.tally.commits += int(o.commits)
 		if o.hit {
@@ -214,6 +233,49 @@ func (w *world) apply(op spec.Op) observation {
 		}
 	}
 	return o
+}
+
+// foreign writes to the file outside the protocol: one data byte of the
+// entry for the name, or the magic of both commit slots (zeroed, so that a
+// second write cannot bring an older commit back). It syncs, as the model
+// treats foreign writes as durable.
+func (w *world) foreign(op spec.Op) error {
+	f, err := os.OpenFile(w.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if op.Foreign == spec.ForeignIndex {
+		var zero [8]byte
+		for _, off := range []int64{0, spec.V3SlotSize} {
+			if _, err := f.WriteAt(zero[:], off); err != nil {
+				return err
+			}
+		}
+		return f.Sync()
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	parsed, err := spec.ParseV3(f, st.Size())
+	if err != nil {
+		return err
+	}
+	for _, e := range parsed.Entries {
+		if e.Key.Weight == op.Name.String() {
+			var b [1]byte
+			if _, err := f.ReadAt(b[:], int64(e.Offset)); err != nil {
+				return err
+			}
+			b[0] ^= 0xa5
+			if _, err := f.WriteAt(b[:], int64(e.Offset)); err != nil {
+				return err
+			}
+			return f.Sync()
+		}
+	}
+	return fmt.Errorf("harness: the file lists no entry for %s", op.Name)
 }
 
 func sum(m map[cache.HeapReason]uint64) uint64 {
@@ -301,6 +363,10 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 	case model.DiskEmpty:
 		if o.file.exists {
 			bad("file: model has no commit, file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
+		}
+	case model.DiskCorrupt:
+		if o.file.err == nil {
+			bad("file: model has an unreadable index, the file parses (%d entries)", len(o.file.entries))
 		}
 	case model.DiskValid:
 		if o.file.err != nil || !o.file.exists {

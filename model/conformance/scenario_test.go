@@ -24,7 +24,7 @@ func TestScenarioFile(t *testing.T) {
 	require.NoError(t, err)
 	ops, err := spec.ParseTrace(string(text))
 	require.NoError(t, err)
-	d, err := model.DesignByName("reference")
+	d, err := harnessDesign()
 	require.NoError(t, err)
 	b := bounds()
 	w, err := newWorld(t.TempDir())
