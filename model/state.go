@@ -134,9 +134,9 @@ type Proc struct {
 	// unreadable, so its session writes a new file that its commit renames
 	// over the path (G7).
 	Replacing bool
-	Clean      bool // no invalidation happened during this launch
-	Broken     bool // a mapping was cut by a truncation (I8)
-	LoadFlag   bool // the design's "loaded" flag (cache_loaded_ / loaded_from_disk_)
+	Clean     bool // no invalidation happened during this launch
+	Broken    bool // a mapping was cut by a truncation (I8)
+	LoadFlag  bool // the design's "loaded" flag (cache_loaded_ / loaded_from_disk_)
 	// OptModule is the module's own copy of the load options (cache path
 	// set or not); OptCaller is what the caller's map says now.
 	OptModule bool
