@@ -9,4 +9,21 @@
 // parser is defensive (G7): it never panics, never reads outside [0, size),
 // and allocates in proportion to the real file size whatever the file
 // declares. docs/format.md describes both layouts byte by byte.
+//
+// The format API at a glance:
+//
+//   - Identity and entries: [Key], [Entry], [SplitName], [ValidTensorName].
+//   - v2: [EncodeV2Index] (entries and footer, written at index_start),
+//     [ParseV2] → [V2File], [DecodeV2Footer].
+//   - v3 writing, in save order: [EncodeV3Header] once; per save append data
+//     and [EncodeV3Index], sync, then [EncodeCommitSlot]([NewCommit](...)) at
+//     [CommitSlotOffset](generation), sync.
+//   - v3 reading: [ParseV3] → [V3File] (newest loadable commit),
+//     [ReadCommitSlots] and [ParseCommitSlot] for diagnostics,
+//     [VerifyEntryData] for the data CRC (G1), [CRC32C].
+//   - Either: [DetectFormat] → [Format].
+//   - Errors: every format error matches [ErrCorrupt]; the specific
+//     sentinels ([ErrChecksum], [ErrNoCommit], ...) say which check failed;
+//     [*FormatError] says where, [*VersionError] which version;
+//     [ProblemNames] names them for reports.
 package spec
