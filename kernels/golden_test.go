@@ -30,6 +30,7 @@ func goldenPins() []pin {
 		{"f32-goi-nr8", 1, 0x37a0af6d, 0x194238091740038d},
 		{"f32-goi-nr8-sr4", 1, 0xb19e13ef, 0xd955c8f0752de75e},
 		{"qc8w-goi-nr16-kr4", 1, 0x6722269d, 0x79c04e330e208bfb},
+		{"qc8w-goi-nr16", 1, 0x22ab1fc5, 0x0159146102a16b65},
 	}
 }
 

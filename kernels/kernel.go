@@ -44,8 +44,12 @@ func newKernel(l layout, opts ...option) *Kernel {
 		o(&c)
 	}
 	k := &Kernel{name: l.name(), lay: l}
-	if l.elem == elemF32 && l.nr == 16 && l.kr == 1 && l.sr == 1 && !l.biasLast {
+	canonical16 := l.nr == 16 && l.kr == 1 && l.sr == 1 && !l.biasLast
+	switch {
+	case canonical16 && l.elem == elemF32:
 		k.simd = min(cpuSIMD, c.maxSIMD)
+	case canonical16 && l.elem == elemQC8W:
+		k.simd = min(cpuSIMD, c.maxSIMD, simdAVX2) // no AVX-512 variant
 	}
 	return k
 }
@@ -182,6 +186,8 @@ func (k *Kernel) ComputeWorkers(y, x []float32, m int, packed []byte, n, kdim, w
 // panels) for all m rows, writing row r at y[r*ldy:].
 func (k *Kernel) computePanels(y []float32, ldy int, x []float32, m int, packed []byte, nc, kdim int) {
 	switch {
+	case k.lay.elem == elemQC8W && k.simd != simdNone:
+		computeQC8WNR16SIMD(y, ldy, x, m, packed, nc, kdim)
 	case k.lay.elem == elemQC8W:
 		k.computeQC8W(y, ldy, x, m, packed, nc, kdim)
 	case k.simd != simdNone:

@@ -46,10 +46,16 @@ func TestComputePathDispatch(t *testing.T) {
 		require.Equal(t, "avx2-fma", newRegistry(withSIMDAtMost(simdAVX2)).Default().ComputePath())
 	}
 	for _, k := range NewRegistry().Kernels() {
-		if k.Name() != "f32-goi-nr16" {
+		switch {
+		case k.Name() == "f32-goi-nr16":
+		case k.Name() == "qc8w-goi-nr16" && cpuSIMD >= simdAVX2:
+			require.Equal(t, "avx2-fma", k.ComputePath(), k.Name())
+		default:
 			require.Equal(t, "go", k.ComputePath(), k.Name())
 		}
 	}
+	q, _ := newRegistry(withoutSIMD()).Lookup("qc8w-goi-nr16")
+	require.Equal(t, "go", q.ComputePath())
 }
 
 func TestPackedSize(t *testing.T) {

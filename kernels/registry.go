@@ -11,6 +11,7 @@ func builtinLayouts() []layout {
 		{version: 1, elem: elemF32, nr: 16, kr: 4, sr: 1},
 		{version: 1, elem: elemF32, nr: 8, kr: 1, sr: 4},
 		{version: 1, elem: elemQC8W, nr: 16, kr: 4, sr: 1},
+		{version: 1, elem: elemQC8W, nr: 16, kr: 1, sr: 1},
 	}
 }
 

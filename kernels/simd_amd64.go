@@ -2,7 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // cpuSIMD is read once at start-up from CPUID; x/sys/cpu also checks that
 // the OS saves the YMM and ZMM state. It is never written afterwards.
@@ -86,6 +90,55 @@ func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte,
 				gemm1x16(kdim, &x[r0*kdim], w, &tmp[0][0])
 				copy(y[r0*ldy+n0:r0*ldy+n0+nb], tmp[0][:nb])
 			}
+		}
+	}
+}
+
+// gemmQC8W4x16 computes four rows of Σ_k a_r[k]·q[k][0:16] over one qc8w
+// nr=16 kr=1 panel's int8 weights (w points past the biases); the caller
+// applies scales and biases.
+//
+//go:noescape
+func gemmQC8W4x16(kc int, a0, a1, a2, a3 *float32, w *int8, c0, c1, c2, c3 *float32)
+
+// gemmQC8W1x16 is gemmQC8W4x16 for one row.
+//
+//go:noescape
+func gemmQC8W1x16(kc int, a *float32, w *int8, c *float32)
+
+// computeQC8WNR16SIMD drives the qc8w micro-kernels over the canonical
+// qc8w nr16 kr1 layout (per panel: 16 f32 biases, K×16 int8, 16 f32
+// scales). Each tile of accumulators goes through a scratch buffer and is
+// finished in Go as y = acc·scale + b, as computeQC8W does.
+func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
+	pb := 64 + 16*kdim + 64
+	var tmp [4][16]float32
+	var a [4]*float32
+	for n0 := 0; n0 < n; n0 += 16 {
+		panel := packed[n0/16*pb : (n0/16+1)*pb]
+		bias := f32s(panel[:64])
+		w := (*int8)(unsafe.Pointer(&panel[64]))
+		scale := f32s(panel[64+16*kdim:])
+		nb := min(16, n-n0)
+		finish := func(r, i int) {
+			out := y[r*ldy+n0 : r*ldy+n0+nb]
+			for j := range out {
+				out[j] = tmp[i][j]*scale[j] + bias[j]
+			}
+		}
+		r0 := 0
+		for ; r0+4 <= m; r0 += 4 {
+			for i := range 4 {
+				a[i] = &x[(r0+i)*kdim]
+			}
+			gemmQC8W4x16(kdim, a[0], a[1], a[2], a[3], w, &tmp[0][0], &tmp[1][0], &tmp[2][0], &tmp[3][0])
+			for i := range 4 {
+				finish(r0+i, i)
+			}
+		}
+		for ; r0 < m; r0++ {
+			gemmQC8W1x16(kdim, &x[r0*kdim], w, &tmp[0][0])
+			finish(r0, 0)
 		}
 	}
 }
