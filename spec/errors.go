@@ -61,6 +61,11 @@ var (
 	// match the entries present: too few bytes for the declared count, or
 	// the index ends before the count is reached.
 	ErrCountMismatch = corrupt("entry count does not match the index")
+	// ErrTooManyEntries is returned when a declared entry count fits the
+	// index but not this platform's address space (MaxEntries): only a
+	// multi-gigabyte index read by a 32-bit process gets here, which would
+	// otherwise panic allocating the entries.
+	ErrTooManyEntries = corrupt("more entries than this platform can hold")
 	// ErrTrailingBytes is returned when bytes remain in the index after the
 	// declared number of entries (v2: between the last entry and the footer;
 	// v3: at the end of the index block), or v3 padding bytes are non-zero.
@@ -142,6 +147,7 @@ var problemNames = []struct {
 	{ErrIndexOutOfBounds, "ErrIndexOutOfBounds"},
 	{ErrEmptyIndex, "ErrEmptyIndex"},
 	{ErrCountMismatch, "ErrCountMismatch"},
+	{ErrTooManyEntries, "ErrTooManyEntries"},
 	{ErrTrailingBytes, "ErrTrailingBytes"},
 	{ErrChecksum, "ErrChecksum"},
 	{ErrEntryOutOfBounds, "ErrEntryOutOfBounds"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"unsafe"
 )
 
@@ -50,3 +51,14 @@ func crcString(s string) uint32 {
 	}
 	return CRC32C(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
+
+// MaxEntries is the most entries a parser will allocate for: far beyond any
+// index on a 64-bit platform, about 16 million with 32-bit ints, where a
+// larger []Entry could not be allocated at all.
+const MaxEntries = math.MaxInt / 128
+
+// namesCap bounds the names buffer's initial size so the int conversion
+// cannot wrap on 32-bit platforms. A larger index makes the buffer grow,
+// which costs a copy but keeps every name handed out valid (strings.Builder
+// never writes to bytes it has already exposed).
+func namesCap(bound uint64) int { return int(min(bound, math.MaxInt/2)) }

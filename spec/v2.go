@@ -161,10 +161,13 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	end := w.hi
 	indexLen := uint64(end) - f.IndexStart
 	count := uint64(f.Count)
+	if count > MaxEntries {
+		return nil, ferr(w.hi+8, "entry_count", count, ErrTooManyEntries)
+	}
 	// Names go into one buffer sized to what the index can hold, so the
 	// parse makes one allocation for all of them and none per entry.
 	var names strings.Builder
-	names.Grow(int(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)))
+	names.Grow(namesCap(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)))
 	entries := make([]Entry, count)
 	pos := int64(f.IndexStart)
 	for i := range entries {

@@ -107,7 +107,10 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	// reallocated: names handed out earlier stay valid, and a million names
 	// cost one allocation instead of a million.
 	var names strings.Builder
-	names.Grow(int(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
+	if count > MaxEntries {
+		return nil, ferr(pos+8, "entry count", count, ErrTooManyEntries)
+	}
+	names.Grow(namesCap(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
 	entries := make([]Entry, count)
 	pos += V3IndexHeaderSize
 	for i := range entries {
