@@ -226,6 +226,9 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64) error {
 			}
 			if slotErrs[pos] != nil {
 				s.Error = slotErrs[pos].Error()
+				if commits[pos].Generation == 0 && errors.Is(slotErrs[pos], spec.ErrNoCommit) {
+					s.Error = "never committed"
+				}
 				var ve *spec.VersionError
 				if errors.As(slotErrs[pos], &ve) {
 					rep.Version = ve.Got

@@ -126,6 +126,11 @@ func TestInspectInvalid(t *testing.T) {
 			}
 			assert.Equal(t, tc.problems, names)
 
+			if tc.name == "never committed" {
+				require.Len(t, rep.Slots, 2)
+				assert.Equal(t, "never committed", rep.Slots[0].Error)
+				assert.Equal(t, 4096, rep.PageSize)
+			}
 			if tc.name == "index rot" {
 				require.Len(t, rep.Slots, 2)
 				assert.Contains(t, rep.Slots[1].Error, "checksum mismatch")
