@@ -52,13 +52,16 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	}
 	var idx [maxNames]Rec
 	replace := pr.Replacing
+	changed := false
 	switch {
 	case s.Disk.State == DiskValid:
 		idx = s.Disk.Idx
 	case s.Disk.State == DiskCorrupt && !replace:
 		// A foreign write made the index unreadable during this session:
 		// the session's file is still the live one, and its next commit
-		// lists what the instance knows is committed there.
+		// lists what the instance knows is committed there. It has not
+		// re-read the file, so it writes whatever made it dirty.
+		changed = true
 		for n := 0; n < m.b.Names; n++ {
 			e := &pr.Ents[n]
 			if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
@@ -68,7 +71,6 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	}
 	orig := idx
 	garbage := int(s.Disk.Garbage)
-	changed := false
 	for n := 0; n < m.b.Names; n++ {
 		if t := pr.Tomb[n]; t != 0 && idx[n].Identity() == t {
 			idx[n] = 0

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,16 +11,24 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// TestScenarioFile replays a scenario (one op per line, as gopter prints a
-// failing sequence and the explorer prints a trace) in lockstep and logs
-// every step, to study a divergence:
+// TestScenarioFiles replays every scenario in testdata (divergences gopter
+// found, kept as regressions) in lockstep. XPWC_CONFORMANCE_SCENARIO names
+// one more file to replay, for example a sequence gopter just printed:
 //
-//	XPWC_CONFORMANCE_SCENARIO=fail.txt go test ./model/conformance -run ScenarioFile -v
-func TestScenarioFile(t *testing.T) {
-	path := os.Getenv("XPWC_CONFORMANCE_SCENARIO")
-	if path == "" {
-		t.Skip("XPWC_CONFORMANCE_SCENARIO not set")
+//	XPWC_CONFORMANCE_SCENARIO=fail.txt go test ./model/conformance -run ScenarioFiles -v
+func TestScenarioFiles(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	if p := os.Getenv("XPWC_CONFORMANCE_SCENARIO"); p != "" {
+		files = append(files, p)
 	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) { replayFile(t, path) })
+	}
+}
+
+func replayFile(t *testing.T, path string) {
 	text, err := os.ReadFile(path)
 	require.NoError(t, err)
 	ops, err := spec.ParseTrace(string(text))
