@@ -9,6 +9,9 @@ func computeF32NR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte,
 	computeF32KR1(y, ldy, x, m, packed, 16, n, kdim)
 }
 
+// computeQC8WNR16SIMD is never selected here (cpuSIMD is simdNone); if it
+// were, the pure-Go qc8w path computes the same layout.
 func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte, n, kdim int) {
-	panic("unreachable: cpuSIMD is simdNone")
+	k := newKernel(layout{version: 1, elem: elemQC8W, nr: 16, kr: 1, sr: 1}, withoutSIMD())
+	k.computeQC8W(y, ldy, x, m, packed, n, kdim)
 }
