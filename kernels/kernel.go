@@ -21,7 +21,7 @@ type option func(*config)
 
 type config struct{ maxSIMD simdLevel }
 
-// simdLevel orders the compute paths of the f32 nr16 layout.
+// simdLevel orders the assembly compute paths of the nr16 kr1 layouts.
 type simdLevel uint8
 
 const (
