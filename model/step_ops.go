@@ -116,7 +116,9 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 			pr.Tomb[n] = 0 // gone or replaced by another writer
 		}
 		if r.Present() && (!e.Rec.Present() || e.Retired || e.Status == spec.EntryHeap) {
-			*e = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true, Hold: e.Hold}
+			// The entry it replaces lives on for the programs holding it,
+			// outside the index; the loaded one is held by nobody yet.
+			*e = Entry{Rec: r, Status: spec.EntryLoaded, Maps: 1, CurIno: true}
 			o.Events |= EvtRefresh
 		}
 	}
@@ -270,7 +272,7 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 	ne := Entry{
 		Rec:      want,
 		Status:   spec.EntryHeap,
-		Hold:     e.Hold | 1<<pr.Prog,
+		Hold:     1 << pr.Prog, // the replaced entry lives on for its holders
 		Verified: true,
 		Fallback: e.Fallback,
 		Step:     stepDone,
