@@ -246,6 +246,11 @@ func (c *Cache) dropRegionEntries(rg *region) {
 // once the lock is released another writer may replace the file.
 func (c *Cache) endWrite() error {
 	w := c.w
+	if w == nil {
+		// Already ended (a commit that removed the live file ends the
+		// write itself, and may still report an error to its caller).
+		return nil
+	}
 	c.w = nil
 	for _, e := range c.byName {
 		if e.place == inFile && !e.committed {
