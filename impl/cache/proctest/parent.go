@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -136,7 +137,8 @@ func (c *Child) Wait() Outcome {
 		o.Exit = ExitKilled
 	default:
 		o.Exit = ExitFailed
-		o.Err = fmt.Errorf("%w: child %d: %v (wait status %v, parse %v); stderr:\n%s", ErrChildFailed, c.Job.ID, werr, ws, perr, tail(o.Stderr, 2000))
+		o.Err = fmt.Errorf("%w: child %d: %v%s (wait status %v, parse %v); stderr:\n%s",
+			ErrChildFailed, c.Job.ID, werr, fault(o.Stderr), ws, perr, excerpt(o.Stderr, 1500))
 	}
 	return o
 }
@@ -161,9 +163,22 @@ func parseReports(out []byte, killed bool) ([]Report, error) {
 	return reps, sc.Err()
 }
 
-func tail(s string, n int) string {
-	if len(s) <= n {
+// fault names the memory fault a Go fatal error reports ("[signal SIGBUS:
+// bus error ...]"), which otherwise hides in exit status 2.
+func fault(stderr string) string {
+	for _, sig := range []string{"SIGBUS", "SIGSEGV"} {
+		if strings.Contains(stderr, "signal "+sig) {
+			return ", took " + sig
+		}
+	}
+	return ""
+}
+
+// excerpt keeps the head of s (where a Go fatal error names its cause) and
+// its tail (a failed check's message).
+func excerpt(s string, n int) string {
+	if len(s) <= 2*n {
 		return s
 	}
-	return "…" + s[len(s)-n:]
+	return s[:n] + "\n…\n" + s[len(s)-n:]
 }

@@ -22,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(proctest.ChildEnv) != "" {
+		childFault()
+	}
 	proctest.ChildMain() // exits when this process is a child
 	os.Exit(m.Run())
 }
