@@ -107,7 +107,7 @@ func TestBrokenMemoCaught(t *testing.T) {
 	lookUp(rec, m, hs, 3, 0, 0)
 	lookUp(rec, m, hs, 3, 0, 1)
 
-	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), rec.History(), checkOpts(t))
+	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), rec.History(), illegalOpts(t))
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
 	require.Equal(t, porcupine.Illegal, rep.Result)
 	require.Contains(t, err.Error(), rep.Visualization)
@@ -162,7 +162,7 @@ func TestBrokenManagerCaught(t *testing.T) {
 	w := lincheck.Workload{Clients: 8, Ops: 10, Names: 2, Variants: 2, Programs: 2, Seed: 1}
 	rec := lincheck.NewRecorder()
 	_ = lincheck.Run(t.Context(), tg, w, rec, lincheck.NewHandleTable())
-	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), rec.History(), checkOpts(t))
+	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), rec.History(), illegalOpts(t))
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
 	require.Equal(t, porcupine.Illegal, rep.Result)
 	require.FileExists(t, rep.Visualization)

@@ -18,12 +18,24 @@ import (
 // long reports whether the heavier variants run (XPWC_LONG=1).
 func long() bool { return os.Getenv("XPWC_LONG") == "1" }
 
+// checkOpts are the options of a check that must pass. Should it fail, its
+// visualization goes to $XPWC_ARTIFACTS or else to a directory under the
+// system temp directory that outlives the test (t.TempDir would delete the
+// file the failure message names).
 func checkOpts(t *testing.T) lincheck.CheckOptions {
 	return lincheck.CheckOptions{
 		Timeout:     20 * time.Second,
-		ArtifactDir: t.TempDir(),
+		ArtifactDir: filepath.Join(os.TempDir(), "xpwc-lincheck"),
 		Name:        strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()),
 	}
+}
+
+// illegalOpts are the options of a check that must find the history
+// illegal: its visualization goes to t.TempDir().
+func illegalOpts(t *testing.T) lincheck.CheckOptions {
+	o := checkOpts(t)
+	o.ArtifactDir = t.TempDir()
+	return o
 }
 
 // runAndCheck runs w on target and checks the history, partitioned by name

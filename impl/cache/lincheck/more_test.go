@@ -110,7 +110,7 @@ func TestLinearizableWarm(t *testing.T) {
 
 	// The model is told what is in the file: told nothing, the first hit on
 	// a loaded entry is impossible.
-	_, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), h, checkOpts(t))
+	_, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{}), h, illegalOpts(t))
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
 }
 
@@ -121,7 +121,7 @@ func TestUndecidedIsFailure(t *testing.T) {
 	w := workload(9)
 	w.Clients = 8
 	h := runAndCheck(t, c, w, lincheck.ModelConfig{HeapOnly: true})
-	opts := checkOpts(t)
+	opts := illegalOpts(t)
 	opts.Timeout = time.Nanosecond
 	rep, err := lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true, NoPartition: true}), h, opts)
 	require.ErrorIs(t, err, lincheck.ErrUndecided)
@@ -144,7 +144,7 @@ func TestMutatedHistoryIllegal(t *testing.T) {
 		bad := append([]porcupine.Operation(nil), h...)
 		out.Handle += 100000 // a handle no insert ever returned
 		bad[i].Output = out
-		_, err := lincheck.Check(model, bad, checkOpts(t))
+		_, err := lincheck.Check(model, bad, illegalOpts(t))
 		require.ErrorIs(t, err, lincheck.ErrNotLinearizable, "op %d", i)
 		mutated++
 		if mutated == 3 {
@@ -181,7 +181,7 @@ func TestPendingOperation(t *testing.T) {
 	require.NoError(t, err)
 
 	// Without the pending insert the hit has no cause.
-	_, err = lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true}), append(hist[:2:2], hist[3]), checkOpts(t))
+	_, err = lincheck.Check(lincheck.NewModel(lincheck.ModelConfig{HeapOnly: true}), append(hist[:2:2], hist[3]), illegalOpts(t))
 	require.ErrorIs(t, err, lincheck.ErrNotLinearizable)
 }
 
