@@ -136,6 +136,9 @@ type diskView struct {
 	header     int64 // header bytes (v3: one page; v2: 0)
 	indexLen   int64 // bytes of the committed index block (v2: index and footer)
 	recPage    int   // page size recorded in v3 commits
+	// v2Entries is the index of the last v2 commit, kept so that a write
+	// that fails after growing the file can end it with that index again.
+	v2Entries []spec.Entry
 }
 
 // Open returns a cache for opts. It touches no file: the committed index is

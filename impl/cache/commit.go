@@ -292,6 +292,9 @@ func (c *Cache) committed(list []*entry, offs []int64, gen uint64, size, indexLe
 	}
 	clear(c.tombstones)
 	c.disk.size, c.disk.indexLen = size, indexLen
+	if c.opts.Format == spec.FormatV2 {
+		c.disk.v2Entries = c.specEntries(list, offs)
+	}
 	if c.opts.Format == spec.FormatV3 {
 		c.disk.generation = gen
 	} else {

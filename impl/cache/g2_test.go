@@ -22,11 +22,12 @@ var errCrashed = errors.New("test: process crashed here")
 type stopFS struct {
 	vfs.FS
 	n, count int
+	once     bool // fail only the n-th call, as an I/O error would
 }
 
 func (s *stopFS) step() error {
 	s.count++
-	if s.n > 0 && s.count >= s.n {
+	if s.n > 0 && (s.count == s.n || !s.once && s.count > s.n) {
 		return errCrashed
 	}
 	return nil
@@ -214,4 +215,35 @@ func TestFailedCommitYieldsToOtherWriters(t *testing.T) {
 
 	s := process(t, cache.Options{Path: path}, []spec.Key{w0, w1})
 	require.Equal(t, uint64(2), s.Hits, "w0 committed by the other process survives")
+}
+
+// v2 has no commit slot: its file is found through the footer at its end.
+// A single failed write after the file grew (here: every mutating call of a
+// commit that appends a new entry, one at a time) must not leave a file
+// that every reader rejects, losing every saved entry without any crash:
+// the writer ends the file with the last committed index again.
+func TestV2FailedAppendKeepsFileReadable(t *testing.T) {
+	saved := keys(2, 1)
+	completed := false
+	for n := 1; !completed; n++ {
+		require.Less(t, n, 100)
+		path := tempPath(t)
+		opts := cache.Options{Path: path, Format: spec.FormatV2, CompactGarbageRatio: -1}
+		process(t, opts, saved)
+
+		fsys := &stopFS{FS: vfs.OS(), n: n, once: true}
+		c, err := cache.Open(cache.Options{Path: path, Format: spec.FormatV2, FS: fsys, CompactGarbageRatio: -1})
+		require.NoError(t, err)
+		launch(t, c, "P", append(saved, key("new", 1)))
+		completed = fsys.count < n
+		failed := c.Stats().CommitErr != nil || c.Stats().FallbackErr != nil
+		require.NoError(t, c.Close())
+
+		s := process(t, cache.Options{Path: path, Format: spec.FormatV2}, saved)
+		require.Equal(t, cache.LoadOK, s.Load, "failed call %d (commit failed: %v): %v", n, failed, s.LoadErr)
+		require.Equal(t, uint64(len(saved)), s.Hits, "failed call %d", n)
+		if completed {
+			t.Logf("calls failed one at a time: %d", n-1)
+		}
+	}
 }

@@ -130,6 +130,9 @@ func (c *Cache) setDisk(cf *committedFile) {
 		format: c.opts.Format, size: cf.size, generation: cf.generation,
 		header: cf.header, indexLen: cf.indexLen, recPage: cf.recPage,
 	}
+	if c.opts.Format == spec.FormatV2 {
+		c.disk.v2Entries = cf.entries
+	}
 	c.stats.Generation = cf.generation
 }
 

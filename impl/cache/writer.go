@@ -209,6 +209,33 @@ func (c *Cache) finishRegions(all bool) {
 	}
 }
 
+// reterminateV2 ends a live v2 file that grew after its last commit (the
+// write failed or was abandoned after appending) with that commit's index
+// again. A v2 file is found only through the footer at its end, so without
+// this one failed append would make every reader reject the file and lose
+// every saved entry although nothing crashed. The index goes after
+// everything written, including a partly written index. If this write fails
+// too the file stays unreadable until the next writer replaces it, as after
+// a crash (docs/cache.md, "What v2 gives up").
+func (c *Cache) reterminateV2(w *writer) {
+	if c.opts.Format != spec.FormatV2 || w.temp != "" || len(c.disk.v2Entries) == 0 {
+		return
+	}
+	end, err := w.f.Size()
+	if err != nil || end <= c.disk.size {
+		return
+	}
+	b := spec.EncodeV2Index(uint64(end), c.disk.v2Entries)
+	if _, err := w.f.WriteAt(b, end); err != nil {
+		return
+	}
+	if err := w.f.SyncData(); err != nil {
+		return
+	}
+	c.disk.size = end + int64(len(b))
+	c.disk.indexLen = int64(len(b))
+}
+
 // syncRegions makes the stores into the regions durable and their pages
 // clean. One region is msync'ed (MS_SYNC); several are written back by one
 // fdatasync of the file, which on Linux writes back every dirty page of the
@@ -263,6 +290,7 @@ func (c *Cache) endWrite() error {
 			r.heapReason = HeapWriteFailed
 		}
 	}
+	c.reterminateV2(w)
 	err := w.f.Close()
 	if w.temp != "" {
 		_ = c.fsys.Remove(w.temp)
