@@ -34,8 +34,10 @@ const (
 	OpFinalize
 	// OpSave commits explicitly (ExecuTorch's save_weight_cache_on_disk).
 	OpSave
-	// OpInvalidate drops a name from the cache (an explicit invalidation by
-	// the runtime); the next save commits the index without it.
+	// OpInvalidate drops a name from the instance's view of the cache (an
+	// explicit invalidation by the runtime) and saves: the file loses the
+	// entry if it still lists the packing the instance knew. In the cache
+	// API it is Invalidate followed by Save.
 	OpInvalidate
 	// OpUnload deletes a program: its references to entries are released.
 	OpUnload
