@@ -277,7 +277,9 @@ type Result struct {
 	// OpSave, OpInvalidate).
 	Wrote bool
 	// Failed reports an error returned to the runtime. G7 and G8 say the
-	// reference design never fails an operation because of the cache.
+	// reference design fails no step of loading, packing or finalizing
+	// because of the cache; an explicit save (or invalidation) that finds
+	// the writer lock busy reports it, with Reason set (I12).
 	Failed bool
 }
 
