@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
@@ -35,12 +34,9 @@ type knownCase struct {
 	cacheDisk string
 }
 
-// KnownDivergences lists the analysed divergences that are open. Four
-// found by the first random conformance runs (readers blocked by the writer
-// lock, an insert equal to a merged commit, commits of dropped entries, the
-// committer's mappings after a replace) were resolved in the model and
-// replay as the conformance-* scenarios; docs/scenarios.md keeps their
-// analysis.
+// KnownDivergences lists the analysed divergences that are open. The ones
+// resolved since (in the model or the cache) replay as the conformance-*
+// scenarios; docs/scenarios.md keeps their analysis.
 func KnownDivergences() []Known {
 	return []Known{
 		{
@@ -72,46 +68,7 @@ func KnownDivergences() []Known {
 					k.got.Bytes.Kernel == k.out.Result.Bytes.Kernel && k.got.Bytes.Source == k.out.Result.Bytes.Source
 			},
 		},
-		{
-			ID: "heap-repack-freed-with-its-program",
-			Summary: "a program that re-packs to the heap a name another loaded program of the same instance " +
-				"still holds (as a retired file entry) gets a new heap entry in the cache, freed when that " +
-				"program is unloaded, so the next look-up misses and re-packs; the model keeps one entry per " +
-				"name, whose holders are both programs, and predicts a hit.",
-			match: func(k knownCase) bool {
-				if k.op.Kind != spec.OpLookUp || k.got.Hit || !k.out.Result.Hit {
-					return false
-				}
-				e := k.prev.Procs[k.op.Proc].Ents[k.op.Name]
-				return e.Status == spec.EntryHeap
-			},
-		},
-		{
-			ID: "replace-relists-known-entries",
-			Summary: "a commit that replaces an unreadable file by rename lists, in the new file, the entries " +
-				"the committing instance still holds from the old one (loaded or committed earlier), copying " +
-				"their bytes, checked or not (a reader's data check catches a corrupt one, G1); the model's " +
-				"replacement index holds only the committer's new packings.",
-			match: func(k knownCase) bool {
-				return k.out.Events&model.EvtReplace != 0 && supersetDisk(k.cacheDisk, k.modelDisk)
-			},
-		},
 	}
-}
-
-// supersetDisk reports whether the cache's file description lists every
-// entry the model's lists, equal, and more.
-func supersetDisk(cache, model string) bool {
-	cf, mf := strings.Fields(cache), strings.Fields(model)
-	if len(cf) != len(mf) || cf[0] != "valid" || mf[0] != "valid" || cache == model {
-		return false
-	}
-	for i := range cf {
-		if cf[i] != mf[i] && !strings.HasSuffix(mf[i], "=-") {
-			return false
-		}
-	}
-	return true
 }
 
 // ErrKnownDivergence is matched by every *KnownDivergenceError.
