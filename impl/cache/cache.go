@@ -186,7 +186,9 @@ func (c *Cache) Path() string { return c.opts.Path }
 // Close releases the cache: it ends any write without committing (call
 // Finalize or Save first to keep new entries), releases the lock and unmaps
 // every mapping. Every handle and every slice from Bytes or ReserveSpace is
-// invalid afterwards.
+// invalid afterwards. It does not fail: a resource that cannot be given back
+// is recorded in Stats.ReleaseErr, since a backend's destroy must not fail
+// because of the cache (G8). The error result is for io.Closer.
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -194,19 +196,26 @@ func (c *Cache) Close() error {
 		return nil
 	}
 	c.closed = true
-	var first error
 	if c.w != nil {
-		first = c.endWrite()
+		c.noteRelease(c.endWrite())
 	}
 	for _, m := range c.maps {
-		if err := m.Close(); err != nil && first == nil {
-			first = err
-		}
+		c.noteRelease(m.Close())
 	}
 	c.maps = nil
 	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
 	c.reservations = map[uintptr]*reservation{}
-	return first
+	return nil
+}
+
+// noteRelease records the first failure to give back a resource (a file,
+// the lock, a mapping) in Stats.ReleaseErr. Nothing committed depends on
+// it: every commit is synced before its commit point (G2), and the kernel
+// drops a dead process's descriptors, locks and mappings anyway.
+func (c *Cache) noteRelease(err error) {
+	if err != nil && c.stats.ReleaseErr == nil {
+		c.stats.ReleaseErr = fmt.Errorf("cache: release %s: %w", c.opts.Path, err)
+	}
 }
 
 // entryName is the identity under which an entry is indexed: weight and

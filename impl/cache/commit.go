@@ -218,8 +218,9 @@ func (c *Cache) removeLive() error {
 		// The session's file is unlinked: whatever it appended and committed
 		// there from now on no process could find, while Finalize reported
 		// success (G2; impl/cache/lincheck TestV2CommitAfterEmptyIndex). End
-		// it; the next reservation starts a new file.
-		return c.endWrite()
+		// it; the next reservation starts a new file. The removal is made:
+		// a failure to release the session is not the commit's (I12).
+		c.noteRelease(c.endWrite())
 	}
 	return nil
 }

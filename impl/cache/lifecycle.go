@@ -68,7 +68,7 @@ func (c *Cache) Finalize() error {
 		_ = c.commit(false)
 	}
 	if c.w != nil {
-		_ = c.endWrite()
+		c.noteRelease(c.endWrite())
 	}
 	return nil
 }
@@ -88,11 +88,7 @@ func (c *Cache) Save() error {
 	}
 	c.finishRegions(false)
 	err := c.commit(false)
-	if c.w != nil && c.active == "" {
-		if eerr := c.endWrite(); err == nil {
-			err = eerr
-		}
-	}
+	c.endIdleWrite()
 	return err
 }
 
@@ -109,12 +105,20 @@ func (c *Cache) Compact() error {
 	}
 	c.finishRegions(false)
 	err := c.commit(true)
-	if c.w != nil && c.active == "" {
-		if eerr := c.endWrite(); err == nil {
-			err = eerr
-		}
-	}
+	c.endIdleWrite()
 	return err
+}
+
+// endIdleWrite ends the write session of a cache with no launch in
+// progress. Its outcome is not the save's: the commit (or its failure) is
+// already decided, and failing a save whose commit was made would break
+// I12's "error if and only if not committed". Closing a file whose data was
+// synced before the commit point, or giving back the lock, loses nothing;
+// a failure to do so is recorded in Stats.ReleaseErr.
+func (c *Cache) endIdleWrite() {
+	if c.w != nil && c.active == "" {
+		c.noteRelease(c.endWrite())
+	}
 }
 
 // Invalidate drops the entries of the given weight names (every bias) from

@@ -81,6 +81,10 @@ type Stats struct {
 	CommitErr            error
 	// FallbackErr is the error behind the last fall back to heap.
 	FallbackErr error
+	// ReleaseErr is the first failure to close a file, give back the lock
+	// or unmap a mapping (ending a write session, Close). It fails no call:
+	// what was committed was synced before its commit point (G2, G8).
+	ReleaseErr error
 	// Verified counts entries whose data checksum was checked; Corrupt those
 	// that failed it (G1).
 	Verified, Corrupt uint64
