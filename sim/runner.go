@@ -31,7 +31,9 @@ type Config struct {
 	// Trace, when set, receives a step-by-step account: each directive,
 	// the model's result and state, and the cache's observable state.
 	Trace io.Writer
-	_     struct{}
+	// wrapFaults, in tests, wraps the parsed injector (to observe it).
+	wrapFaults func(errorfs.Injector) errorfs.Injector
+	_          struct{}
 }
 
 // Runner replays one scenario. It is not safe for concurrent use.
@@ -60,6 +62,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Faults != "" {
 		if r.inj, err = errorfs.Parse(cfg.Faults); err != nil {
 			return nil, err
+		}
+		if cfg.wrapFaults != nil {
+			r.inj = cfg.wrapFaults(r.inj)
 		}
 	}
 	switch cfg.Backend {

@@ -43,7 +43,7 @@ func cmdRandom(e *env, args []string) int {
 	fs.IntVar(&o.steps, "steps", 60, "ops per run")
 	fs.IntVar(&o.runs, "runs", 20, "number of runs")
 	fs.IntVar(&o.names, "names", 1, "weight names in play (1-3; with 2 or more the two programs share w1)")
-	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomly 0.05 7 writes enospc)'; only safety is compared")
+	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomCalls 0.05 7 writes enospc)' (randomly is read as randomCalls, so a seed reproduces); only safety is compared")
 	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures")
@@ -65,9 +65,15 @@ func cmdRandom(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun random: %v\n", err)
 		return exitUsage
 	}
-	if _, err := sim.NewRunner(sim.Config{Backend: sim.BackendModel, Faults: o.faults}); err != nil {
-		fmt.Fprintf(e.stderr, "simrun random: --faults: %v\n", err)
-		return exitUsage
+	if o.faults != "" {
+		// Per-path random choices would follow the cache's random temporary
+		// file names; one generator in call order makes a seed reproduce.
+		f, err := sim.SeededFaults(o.faults)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun random: --faults: %v\n", err)
+			return exitUsage
+		}
+		o.faults = f
 	}
 	s, err := runRandom(e.stdout, o)
 	if err != nil {
@@ -148,8 +154,8 @@ func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 			func(o []spec.Op) bool { return sim.Signature(run(o)) == sig })
 		final := run(small)
 		if final == nil {
-			// Not reproducible on replay (injected faults that depend on
-			// temporary file names): report the original run.
+			// Not reproducible on the shrunk sequence (dropping ops moves
+			// the injected faults to other calls): report the original run.
 			small, final = ops, err
 		}
 		header := []string{
