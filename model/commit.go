@@ -105,7 +105,12 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 		}
 	}
 	m.invalidateFor(s, displaced)
-	m.publish(o, idx, garbage, replace, p, fresh)
+	// A session that began with no commit on disk (no file, or only a
+	// crashed writer's uncommitted bytes) wrote a new file from the start,
+	// as a replacement does: its packings are in the file renamed over the
+	// path, and nothing of the old file's garbage is carried over.
+	created := s.Disk.State == DiskEmpty
+	m.publish(o, idx, garbage, replace, created, p, fresh)
 	pr.Replacing = false // the new file is the live one now
 }
 
@@ -117,8 +122,12 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 // Process p committed the packings in fresh. When an unreadable file is
 // replaced, they were written into the new file, so p's mappings of them
 // are of the file now at the path; a compaction copies every packing, and
-// leaves all mappings on the old inode.
-func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace bool, p spec.Proc, fresh uint8) {
+// leaves all mappings on the old inode. A created file (the session began
+// with no commit) is renamed into place like a replacement, so it is never
+// compacted: the cache decides compaction only when appending to a live
+// file (impl/cache commit.go; found by random conformance, formerly the
+// known divergence refresh-remaps-compacted-entries).
+func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, created bool, p spec.Proc, fresh uint8) {
 	s := &o.Next
 	live := 0
 	for _, r := range idx {
@@ -129,7 +138,12 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace boo
 	switch {
 	case replace:
 		o.Events |= EvtReplace
-	case garbage > max(live, 1) && !m.d.NoCompaction:
+	case created:
+		replace = true
+	case (garbage > max(live, 1) || o.Op.Branch == spec.BranchCompact) && !m.d.NoCompaction:
+		// The cache counts garbage in bytes, dead index blocks and page
+		// padding included, and may compact before this count of packings
+		// says so; a lockstep run names that commit branch=compact.
 		replace = true
 		fresh = 0
 		o.Events |= EvtCompact

@@ -57,6 +57,11 @@ func StepAppend(dst []Outcome, d *Design, b Bounds, s *State, op spec.Op) []Outc
 	if !ok {
 		return dst
 	}
+	if op.Branch == spec.BranchCompact && out.Events&EvtCompact == 0 {
+		// Named a compaction where none can happen (nothing to commit, a
+		// new or replaced file, compaction off): not enabled.
+		return dst
+	}
 	return append(dst, out)
 }
 

@@ -38,37 +38,7 @@ type knownCase struct {
 // resolved since (in the model or the cache) replay as the conformance-*
 // scenarios; docs/scenarios.md keeps their analysis.
 func KnownDivergences() []Known {
-	return []Known{
-		{
-			ID: "refresh-remaps-compacted-entries",
-			Summary: "after a compaction rewrote the file, the committing instance's next program init " +
-				"refreshes its view and maps its entries from the new file, keeping them as checked; a " +
-				"later foreign write to the new file then reaches them, and the cache hands the changed " +
-				"bytes out unchecked (which I2 allows for bytes changed after this instance checked them). " +
-				"The model keeps those entries as mappings of the old file, so it predicts intact bytes.",
-			match: func(k knownCase) bool {
-				if k.op.Kind != spec.OpLookUp || !k.got.Hit || k.got.Bytes.Intact ||
-					!k.out.Result.Hit || !k.out.Result.Bytes.Intact {
-					return false
-				}
-				e := k.prev.Procs[k.op.Proc].Ents[k.op.Name]
-				return (e.Status == spec.EntryCommitted || e.Status == spec.EntryLoaded) && !e.CurIno && e.Verified
-			},
-		},
-		{
-			ID: "compaction-threshold-differs",
-			Summary: "the cache compacts when garbage exceeds half the live bytes (DefaultCompactGarbageRatio), " +
-				"the model when stale packings outnumber live ones, so the cache may rewrite the file by rename " +
-				"where the model appends. A foreign write to the file then misses the committing instance's " +
-				"mapping of the old file in the cache (intact bytes handed out) while the model predicts the " +
-				"changed bytes (allowed by I2 as changed after this instance checked them).",
-			match: func(k knownCase) bool {
-				return k.op.Kind == spec.OpLookUp && k.got.Hit && k.got.Bytes.Intact &&
-					k.out.Result.Hit && k.out.Result.Bytes.LateCorrupt &&
-					k.got.Bytes.Kernel == k.out.Result.Bytes.Kernel && k.got.Bytes.Source == k.out.Result.Bytes.Source
-			},
-		},
-	}
+	return []Known{}
 }
 
 // ErrKnownDivergence is matched by every *KnownDivergenceError.

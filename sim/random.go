@@ -71,7 +71,8 @@ func Replayable(d model.Design, b model.Bounds, ops []spec.Op) bool {
 
 // RunOps replays ops in lockstep under cfg and returns the first failure
 // (a *DivergenceError, a *ViolationError or an error of the harness), nil
-// when every step agreed.
+// when every step agreed. Each commit takes the cache's compaction
+// decision, recorded in its op's Branch (ops is updated in place).
 func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
 	r, err := NewRunner(cfg)
 	if err != nil {
@@ -84,8 +85,15 @@ func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
 		}
 	}
 	r.bounds = b
-	for _, op := range ops {
-		if _, err := r.Step(op); err != nil {
+	r.adopt = true
+	for i, op := range ops {
+		_, err := r.Step(op)
+		if commits(op.Kind) {
+			// The branch the commit took (see matchCompaction), so that
+			// the sequence, and any scenario written from it, replays.
+			ops[i].Branch = r.last.Branch
+		}
+		if err != nil {
 			return err
 		}
 	}

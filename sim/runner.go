@@ -47,6 +47,10 @@ type Runner struct {
 	real    *world
 	inj     errorfs.Injector
 	known   []Known
+	// adopt: a commit takes the cache's compaction decision (generated
+	// sequences); otherwise the op must name it (scenario files).
+	adopt bool
+	last  spec.Op // the last op performed, with the branch it took
 }
 
 // NewRunner returns a runner on the reference design with the model's
@@ -162,6 +166,7 @@ func normalize(fields []string) string {
 // Step performs one lifecycle op in the model and, in lockstep, on the
 // cache, and compares their observable results.
 func (r *Runner) Step(op spec.Op) (string, error) {
+	r.last = op
 	if err := r.begin(); err != nil {
 		return "", err
 	}
@@ -179,6 +184,18 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	r.steps++
 	out := outs[0]
 	prev := r.st
+
+	var got spec.Result
+	var perr, cerr error
+	if r.real != nil {
+		r.real.step = r.steps
+		holder := int(prev.Disk.Lock) - 1
+		before := r.real.compactions(out.Op.Proc)
+		got, perr = r.real.perform(out.Op, holder)
+		if commits(out.Op.Kind) {
+			out, cerr = r.matchCompaction(prev, out, r.real.compactions(out.Op.Proc) > before)
+		}
+	}
 	r.st = out.Next
 
 	var b strings.Builder
@@ -192,20 +209,21 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		fmt.Fprintf(&b, "\nviolates %s (%s)", id, inv.Guarantee)
 	}
 	text := b.String()
+	r.last = out.Op
 
 	var err error
 	if len(viol) > 0 && (r.design.Name == "reference" || r.cfg.AnyViolation) {
 		err = &ViolationError{Step: r.steps, Op: out.Op.String(), Invariants: viol}
 	}
 	if r.real != nil {
-		r.real.step = r.steps
-		holder := int(prev.Disk.Lock) - 1
-		got, perr := r.real.perform(out.Op, holder)
 		// With faults the model cannot know whether the file holds what a
 		// foreign writer would scribble on; a scribble with no target is
 		// skipped.
 		if perr != nil && !(r.inj != nil && out.Op.Kind == spec.EvForeign && errors.Is(perr, ErrHarness)) {
 			return text, perr
+		}
+		if cerr != nil && err == nil {
+			err = cerr
 		}
 		derr := r.compare(out, got)
 		if derr == nil && r.inj == nil && (out.Result.Wrote || got.Wrote) {

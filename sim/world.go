@@ -258,3 +258,12 @@ func (w *world) close() {
 		}
 	}
 }
+
+// compactions is how many times process p's instance rewrote the file (0
+// without an instance).
+func (w *world) compactions(p spec.Proc) uint64 {
+	if c := w.procs[p].c; c != nil {
+		return c.Stats().Compactions
+	}
+	return 0
+}

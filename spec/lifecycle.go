@@ -170,6 +170,14 @@ const (
 	// commits before its data is durable, so the model never produces it;
 	// the word is kept for scenarios of such designs.
 	BranchDataLost
+	// BranchCompact: a commit (finalize, save, invalidate) that the model
+	// would append rewrites the file to drop its garbage instead. The model
+	// counts garbage in packings and the cache in bytes (dead index blocks
+	// and page padding included), so the cache may compact before the
+	// model's bound on garbage is reached; never after (G4). The model's
+	// default is to append; a lockstep run names this branch where the
+	// cache compacted.
+	BranchCompact
 	branchLimit
 )
 
@@ -179,6 +187,7 @@ var branchNames = [...]string{
 	BranchMidSave:  "mid-save",
 	BranchForged:   "forged-trailer",
 	BranchDataLost: "data-lost",
+	BranchCompact:  "compact",
 }
 
 // String is the branch's text form ("" for BranchNone).
@@ -198,7 +207,7 @@ type Op struct {
 	Name    Name        // OpLookUp, OpReserve, OpInsert, OpInvalidate, EvSourceChange, EvForeign with ForeignData
 	Crash   CrashKind   // EvCrash
 	Foreign ForeignKind // EvForeign
-	Branch  Branch      // EvCrash: which outcome
+	Branch  Branch      // EvCrash: which outcome; OpFinalize, OpSave, OpInvalidate: BranchCompact or none
 }
 
 // Placement is where a reservation or an entry lives.

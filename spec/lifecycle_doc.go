@@ -73,7 +73,7 @@ func LifecycleMarkdown() string {
 	for br := BranchIdle; br < branchLimit; br++ {
 		branches = append(branches, fmt.Sprintf("`%s`: %s", br, branchDocs[br]))
 	}
-	w("| crash branch (`crash ... branch=`) | %s |\n", strings.Join(branches, "; "))
+	w("| branch (`crash ... branch=`; `branch=compact` on a commit) | %s |\n", strings.Join(branches, "; "))
 
 	w("\n## Invariants\n\n| ID | guarantee | statement |\n|---|---|---|\n")
 	for _, inv := range Invariants() {
@@ -203,6 +203,7 @@ var branchDocs = map[Branch]string{
 	BranchMidSave:  "inside a commit, after the data and before a durable commit point",
 	BranchForged:   "inside a commit of a format without a checksummed commit point, leaving bytes that parse as a trailer",
 	BranchDataLost: "power loss dropped data pages a commit referenced before they were durable",
+	BranchCompact:  "(`finalize`, `save`, `invalidate` only) the commit rewrote the file to drop garbage where the model's count of garbage packings would append: the cache counts garbage in bytes, index blocks and padding included, and may compact earlier, never later (G4)",
 }
 
 func joinDocs(ds []doc) string {

@@ -104,3 +104,18 @@ func TestOpKindStrings(t *testing.T) {
 	assert.False(t, OpSave.IsEvent())
 	assert.True(t, EvCrash.IsEvent())
 }
+
+// The compaction branch belongs to the ops that commit, the crash branches
+// to crashes.
+func TestCompactBranch(t *testing.T) {
+	for _, line := range []string{"finalize proc=A branch=compact", "save proc=B branch=compact", "invalidate proc=A name=w1 branch=compact"} {
+		o, err := ParseOp(line)
+		require.NoError(t, err, line)
+		assert.Equal(t, BranchCompact, o.Branch)
+		assert.Equal(t, line, o.String())
+	}
+	for _, line := range []string{"crash kind=power branch=compact", "finalize proc=A branch=idle", "lookup proc=A name=w0 branch=compact", "destroy proc=A branch=compact"} {
+		_, err := ParseOp(line)
+		require.ErrorIs(t, err, ErrBadOp, line)
+	}
+}

@@ -82,9 +82,13 @@ func (o Op) args() int {
 	switch o.Kind {
 	case OpInit, OpUnload:
 		return argProc | argProgram
-	case OpLookUp, OpReserve, OpInsert, OpInvalidate:
+	case OpLookUp, OpReserve, OpInsert:
 		return argProc | argName
-	case OpFinalize, OpSave, OpDestroy, EvRestart, EvClobberOptions:
+	case OpInvalidate:
+		return argProc | argName | argBranch
+	case OpFinalize, OpSave:
+		return argProc | argBranch
+	case OpDestroy, EvRestart, EvClobberOptions:
 		return argProc
 	case EvCrash:
 		if o.Crash == CrashProcess {
@@ -169,6 +173,10 @@ func ParseOp(line string) (Op, error) {
 	}
 	if missing := want &^ seen &^ argBranch; missing != 0 {
 		return Op{}, &OpError{Text: line, Msg: "missing argument for " + o.Kind.String()}
+	}
+	// A crash has crash branches, a commit only the compaction branch.
+	if commits := o.Kind != EvCrash; seen&argBranch != 0 && commits != (o.Branch == BranchCompact) {
+		return Op{}, &OpError{Text: line, Msg: "branch " + o.Branch.String() + " not taken by " + o.Kind.String()}
 	}
 	return o, nil
 }
