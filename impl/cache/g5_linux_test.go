@@ -71,17 +71,28 @@ func TestG5CleanPagesAfterFinalize(t *testing.T) {
 	}
 	total := int64(len(ks) * size)
 
-	path := tempPath(t)
-	c := open(t, cache.Options{Path: path})
-	require.NoError(t, c.InitializeForProgram("P"))
-	packAll(c)
-	before := privateDirty(t, path)
-	require.NoError(t, c.Finalize())
-	after := privateDirty(t, path)
-	t.Logf("file mode: Private_Dirty of %s mappings %d KiB before Finalize, %d KiB after (packed %d KiB)",
-		path, before>>10, after>>10, total>>10)
-	require.Greater(t, before, total*9/10, "packing dirtied the file pages")
-	require.Less(t, after, total/100, "Finalize left them clean")
+	// The kernel's background writeback may clean some pages before
+	// Finalize does (a loaded machine, dirty limits crossed by other
+	// tests): then the measurement says nothing, and the launch is
+	// repeated on a new file. Every attempt must find Finalize's pages
+	// clean; at most three may find the packing's pages already cleaned.
+	for attempt := 1; ; attempt++ {
+		path := tempPath(t)
+		c := open(t, cache.Options{Path: path})
+		require.NoError(t, c.InitializeForProgram("P"))
+		packAll(c)
+		before := privateDirty(t, path)
+		require.NoError(t, c.Finalize())
+		after := privateDirty(t, path)
+		t.Logf("file mode: Private_Dirty of %s mappings %d KiB before Finalize, %d KiB after (packed %d KiB)",
+			path, before>>10, after>>10, total>>10)
+		require.Less(t, after, total/100, "Finalize left them clean")
+		require.NoError(t, c.Close())
+		if before > total*9/10 {
+			break
+		}
+		require.Less(t, attempt, 3, "packing dirtied the file pages (before Finalize: %d of %d KiB)", before>>10, total>>10)
+	}
 
 	h := open(t, cache.Options{})
 	require.NoError(t, h.InitializeForProgram("P"))
