@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,8 +27,9 @@ type V3File struct {
 	// superseded index blocks, stale and uncommitted data (G4 counts it).
 	LiveBytes, GarbageBytes uint64
 	// SlotErrors says why a slot was not used: the slot's check error,
-	// ErrNoCommit for a generation-0 slot, or the index error that made
-	// ParseV3 fall back to the other slot. It is nil for the loaded slot and
+	// ErrNoCommit for a generation-0 slot, or the index corruption that made
+	// ParseV3 fall back to the other slot. Every one matches ErrCorrupt (an
+	// I/O error fails the parse instead). It is nil for the loaded slot and
 	// for a valid older slot that was not needed.
 	SlotErrors [2]error
 }
@@ -56,11 +58,19 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 
 // ParseV3 reads and validates a v3 file of the given size through r. It
 // loads the newest commit whose slot and index are valid: normally the
-// newest valid slot; if that slot's index fails (which the save protocol
-// never causes, but bit rot can) it falls back to the other committed slot,
-// whose index and data a save never overwrites. When nothing loads it
-// returns ErrNoCommit if no slot holds a commit, else the newest commit's
-// index error. Data bytes are not read; see VerifyEntryData.
+// newest valid slot; if that slot's index is corrupt (which the save
+// protocol never causes, but bit rot can) it falls back to the other
+// committed slot, whose index and data a save never overwrites. When nothing
+// loads it returns ErrNoCommit if no slot holds a commit, else the newest
+// commit's index error. Data bytes are not read; see VerifyEntryData.
+//
+// Only corruption (an error matching ErrCorrupt) justifies the fallback. A
+// read error says nothing about the newest commit, and loading the older
+// one on a transient error let a writer's next commit or compaction
+// rewrite the file from generation g-1, dropping what generation g had
+// committed (G2). So an I/O error reading either index is returned at once,
+// wrapped with the slot and generation, and still matches the underlying
+// error with errors.Is (G8 tells I/O failure from damage).
 //
 // Allocation is at most the index's name bytes, a 16 KiB read window and
 // one Entry per V3MinEntrySize index bytes, and the index must lie inside
@@ -80,6 +90,9 @@ func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 			continue
 		}
 		f, err := parseV3Commit(r, size, commits[pos])
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			return nil, fmt.Errorf("xpwc: v3 commit slot %d, generation %d: %w", pos, commits[pos].Generation, err)
+		}
 		if err != nil {
 			slotErrs[pos] = err
 			if firstErr == nil {

@@ -41,19 +41,11 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 		}
 		return &committedFile{size: size, entries: v.Entries, indexLen: size - int64(v.IndexStart)}, nil
 	}
+	// ParseV3 falls back to the previous commit only when the newest index
+	// is corrupt; an I/O error comes back as such (G2, G8).
 	v, err := spec.ParseV3(f, size)
 	if err != nil {
 		return nil, err
-	}
-	for _, se := range v.SlotErrors {
-		// ParseV3 falls back to the previous commit when the newest one's
-		// index fails, whatever the failure. Only damage justifies that: an
-		// I/O error would make this cache load, and its next commit or
-		// compaction rewrite, an older generation, dropping entries a save
-		// already committed (G2). Treat it as the I/O error it is (G8).
-		if se != nil && !errors.Is(se, spec.ErrCorrupt) {
-			return nil, se
-		}
 	}
 	return &committedFile{
 		size: size, generation: v.Commit.Generation, entries: v.Entries,
