@@ -8,5 +8,6 @@ func (w *world) handleDestroy(pr *proc) spec.Result {
 	r := spec.Result{Failed: pr.c.Close() != nil}
 	pr.c = nil
 	pr.pending = [spec.MaxNames][]byte{}
+	pr.checked = [spec.MaxNames]bool{}
 	return r
 }

@@ -10,5 +10,6 @@ func (w *world) handleInsert(pr *proc, op spec.Op) (spec.Result, error) {
 	}
 	_, err := pr.c.LookUpOrInsert(pr.key(n), pr.pending[n])
 	pr.pending[n] = nil
+	pr.checked[n] = pr.checked[n] || err == nil
 	return spec.Result{Failed: err != nil}, nil
 }

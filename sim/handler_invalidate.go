@@ -12,6 +12,7 @@ import (
 func (w *world) handleInvalidate(pr *proc, n int) spec.Result {
 	var r spec.Result
 	before := w.snap()
+	pr.checked[n] = false
 	if err := pr.c.Invalidate(weightName(n)); err != nil {
 		r.Failed = true
 		return r

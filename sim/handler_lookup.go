@@ -11,6 +11,7 @@ func (w *world) handleLookUp(pr *proc, n int) spec.Result {
 	h, hit := pr.c.LookUp(pr.key(n))
 	r.Checked = pr.c.Stats().Verified > before
 	if !hit {
+		pr.checked[n] = false // what a later hit hands out is new to it
 		return r
 	}
 	b, err := pr.c.Bytes(h)
@@ -20,5 +21,6 @@ func (w *world) handleLookUp(pr *proc, n int) spec.Result {
 	}
 	r.Hit = true
 	r.Bytes = classify(b, n, pr.want(n))
+	pr.checked[n] = pr.checked[n] || r.Checked && r.Bytes == pr.want(n)
 	return r
 }

@@ -76,6 +76,10 @@ type proc struct {
 	module  *options.Map
 	c       *cache.Cache
 	pending [spec.MaxNames][]byte
+	// checked: this instance packed, or checked on a hit, its packing of
+	// the name (what I2 lets it hand out unchecked afterwards). Only the
+	// comparison under injected faults uses it.
+	checked [spec.MaxNames]bool
 }
 
 func newWorld(b Backend, dir string, inj errorfs.Injector) (*world, error) {
