@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,40 @@ func TestCloseReportsReleaseFailures(t *testing.T) {
 		s := process(t, cache.Options{Path: path}, saved)
 		require.Equal(t, uint64(len(saved)), s.Hits, "read %d", n)
 	}
+}
+
+// failReadsFrom fails every ReadAt at or past off.
+type failReadsFrom struct{ off int64 }
+
+func (r *failReadsFrom) MaybeError(op errorfs.Op) error {
+	if op.Kind == errorfs.OpReadAt && op.Off >= r.off {
+		return &errorfs.Error{Op: op, Err: errorfs.ErrInjected}
+	}
+	return nil
+}
+
+func (r *failReadsFrom) String() string { return "failReadsFrom" }
+
+// An I/O error reading the newest commit's index is a failed load, not a
+// reason to load the older commit: a launch on generation g-1 would commit
+// or compact from it and drop what generation g committed (G2, G8).
+func TestLoadIOErrorOnNewestIndexDoesNotFallBack(t *testing.T) {
+	path := tempPath(t)
+	w0, w1 := key("w0", 1), key("w1", 1)
+	process(t, cache.Options{Path: path}, []spec.Key{w0})
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	process(t, cache.Options{Path: path}, []spec.Key{w0, w1})
+
+	// Everything the second commit appended (w1's data, the newest index)
+	// fails to read; the first commit's index stays readable.
+	c := open(t, cache.Options{Path: path, FS: errorfs.Wrap(vfs.OS(), &failReadsFrom{off: fi.Size()})})
+	launch(t, c, "P", []spec.Key{w0, w1})
+	s := c.Stats()
+	require.Equal(t, cache.LoadFailed, s.Load, "%v", s.LoadErr)
+	require.ErrorIs(t, s.LoadErr, errorfs.ErrInjected)
+	require.NoError(t, c.Close())
+
+	s = process(t, cache.Options{Path: path}, []spec.Key{w0, w1})
+	require.Equal(t, uint64(2), s.Hits, "the newest commit survives the failed load")
 }
