@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // checkUniqueNames reports the index of the first entry whose name repeats
@@ -11,10 +13,13 @@ import (
 // Go map costs several times the index size and most of the parse time.
 // While entry numbers fit in 24 bits, each slot also keeps 8 bits of the
 // hash, so a probe that meets another name almost never has to fetch that
-// entry to compare strings (the cache misses were the cost). The hash is
-// CRC32C: hardware, and deterministic (a randomly seeded hash would make the
-// parser's coverage vary between runs of one input, which misleads the
-// fuzzer).
+// entry to compare strings.
+//
+// At a million entries the table (8 MiB) is larger than the caches and each
+// insertion's first probe is a memory miss. Entries are therefore hashed in
+// batches and the first probe slot of every entry in a batch is loaded
+// before any is inserted: the loads are independent, so their misses
+// overlap instead of being paid one after another.
 func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	n := len(entries)
 	if n < 2 {
@@ -27,28 +32,47 @@ func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 	mask := uint32(size - 1)
 	table := make([]uint32, size) // 0 = empty
 	tagged := n < 1<<24
-	for i := range entries {
-		s := name(&entries[i])
-		h := crcString(s)
-		slot, want := uint32(i+1), uint32(0)
-		if tagged {
-			want = h >> 24 << 24
-			slot |= want
+	const batch = 16
+	var hs [batch]uint64
+	var first [batch]uint32
+	for base := 0; base < n; base += batch {
+		k := min(batch, n-base)
+		for j := range k {
+			hs[j] = nameHash(name(&entries[base+j]))
 		}
-		for p := h & mask; ; p = (p + 1) & mask {
-			v := table[p]
-			if v == 0 {
-				table[p] = slot
-				break
-			}
+		for j := range k {
+			first[j] = table[uint32(hs[j])&mask]
+		}
+		for j := range k {
+			i := base + j
+			h := hs[j]
+			slot, want := uint32(i+1), uint32(0)
 			if tagged {
-				if v&0xFF000000 != want {
-					continue
-				}
-				v &= 0xFFFFFF
+				want = uint32(h>>56) << 24
+				slot |= want
 			}
-			if name(&entries[v-1]) == s {
-				return i
+			p := uint32(h) & mask
+			// A slot is written once and never changed, so table[p] is
+			// first[j] unless an insertion of this batch filled it since;
+			// or-ing the two reads the truth and keeps the early load live.
+			v := first[j] | table[p]
+			for {
+				if v == 0 {
+					table[p] = slot
+					break
+				}
+				other := v
+				if tagged {
+					other = v & 0xFFFFFF
+					if v&0xFF000000 != want {
+						other = 0 // another hash: no need to compare
+					}
+				}
+				if other != 0 && name(&entries[other-1]) == name(&entries[i]) {
+					return i
+				}
+				p = (p + 1) & mask
+				v = table[p]
 			}
 		}
 	}
@@ -63,13 +87,13 @@ func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 // and size/unit/8 bytes of memory, a small fraction of the file. A range is
 // scanned only up to the first start it contains, and ranges containing no
 // start are disjoint, so scanning costs at most the data area's bits.
-// Empty ranges overlap nothing and are skipped.
-func checkNoOverlap(entries []Entry, unit uint64) (int, int) {
-	var maxEnd uint64
-	for i := range entries {
-		maxEnd = max(maxEnd, entries[i].End())
-	}
-	units := maxEnd/unit + 1
+// Empty ranges overlap nothing and are skipped. bound is at least every
+// entry's End (the parsers have checked it: the file size, or v2's
+// index_start), which spares a pass over a million entries to find the
+// largest; the bitmap is then bound/unit/8 bytes, a fraction of the real
+// file (G7).
+func checkNoOverlap(entries []Entry, unit, bound uint64) (int, int) {
+	units := bound/unit + 1
 	starts := make([]uint64, (units+63)/64)
 	for i := range entries {
 		e := &entries[i]
@@ -129,4 +153,32 @@ func rangesOverlap(a, alen, b, blen uint64) bool {
 // overlapErr names the two entries (by index position) whose data overlap.
 func overlapErr(a, b int) error {
 	return fmt.Errorf("%w: entries %d and %d", ErrOverlap, a, b)
+}
+
+// nameHash is the hash of the duplicate-name table: a multiply-xorshift
+// over 8-byte little-endian words, a few cycles for a typical tensor name
+// where a CRC32C call cost 20 ns. It is deterministic (a randomly seeded
+// hash would make the parser's coverage vary between runs of one input,
+// which misleads the fuzzer) and its high and low bits are both mixed: the
+// low ones pick the slot, the top byte is the slot's tag.
+func nameHash(s string) uint64 {
+	const m1, m2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	h := uint64(len(s)) * m1
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * m1
+		h ^= h >> 32
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var w uint64
+		for i, c := range b {
+			w |= uint64(c) << (8 * i)
+		}
+		h = (h ^ w) * m1
+		h ^= h >> 32
+	}
+	h ^= h >> 29
+	h *= m2
+	return h ^ h>>32
 }

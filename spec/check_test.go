@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,14 @@ func TestCheckNoOverlapMatchesNaive(t *testing.T) {
 				entries[i].Size = uint64(1 + rng.IntN(5*4096))
 			}
 		}
-		a, b := checkNoOverlap(entries, 4096)
+		// Any bound at least the largest End will do (the parsers pass the
+		// file size or index_start).
+		var bound uint64
+		for _, e := range entries {
+			bound = max(bound, e.End())
+		}
+		bound += uint64(rng.IntN(3)) * 4096
+		a, b := checkNoOverlap(entries, 4096, bound)
 		want := naiveOverlap(entries)
 		require.Equal(t, want, a >= 0, "iteration %d: %+v", iter, entries)
 		if want {
@@ -48,12 +56,23 @@ func TestCheckNoOverlapMatchesNaive(t *testing.T) {
 
 func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	alphabet := []string{"a", "b", "ab", "ba", "layers.0.w", "layers.1.w", "x"}
+	alphabet := []string{"a", "b", "ab", "ba", "layers.0.w", "layers.1.w", "x", "", "layers.0.attention.wq.weight"}
 	for iter := range 5000 {
+		// Small sets from a small alphabet repeat often; larger ones (past
+		// the table's batch of 16) draw from a generated alphabet so that a
+		// duplicate can come late, after many insertions.
 		n := rng.IntN(12)
+		names := alphabet
+		if iter%2 == 1 {
+			n = rng.IntN(200)
+			names = make([]string, 2*n+1)
+			for i := range names {
+				names[i] = "layers." + itoa(i) + ".w"
+			}
+		}
 		entries := make([]Entry, n)
 		for i := range entries {
-			entries[i].Key.Weight = alphabet[rng.IntN(len(alphabet))]
+			entries[i].Key.Weight = names[rng.IntN(len(names))]
 		}
 		want := -1
 		seen := map[string]bool{}
@@ -68,3 +87,5 @@ func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 		require.Equal(t, want, got, "iteration %d", iter)
 	}
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }

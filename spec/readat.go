@@ -44,14 +44,6 @@ func parsedV3Name(e *Entry) string {
 	return unsafe.String(unsafe.StringData(e.Key.Weight), len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias))
 }
 
-// crcString is CRC32C of a string's bytes without copying them.
-func crcString(s string) uint32 {
-	if len(s) == 0 {
-		return 0
-	}
-	return CRC32C(unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
 // MaxEntries is the most entries a parser will allocate for: far beyond any
 // index on a 64-bit platform, about 16 million with 32-bit ints, where a
 // larger []Entry could not be allocated at all.

@@ -226,7 +226,7 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	if i := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight }); i >= 0 {
 		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
-	if a, b := checkNoOverlap(entries, V2Alignment); a >= 0 {
+	if a, b := checkNoOverlap(entries, V2Alignment, f.IndexStart); a >= 0 {
 		return nil, ferr(int64(f.IndexStart), "file_offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 )
@@ -163,14 +164,17 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 		}
 		// Exactly one separator and a non-empty weight: "ab"+"c" and
 		// "a"+"bc" must stay different keys (G1), and unnamed constants are
-		// never persisted.
-		start := names.Len()
-		names.Write(name)
-		wt, bias, ok := SplitName(names.String()[start:])
-		if !ok || wt == "" || !ValidTensorName(wt) || !ValidTensorName(bias) {
+		// never persisted. Both names must be valid tensor names (at most
+		// MaxNameLen, no separator). This is SplitName and ValidTensorName
+		// in one scan of the name.
+		sep := bytes.IndexByte(name, 0)
+		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
 			return nil, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
-		e.Key.Weight, e.Key.Bias = wt, bias
+		start := names.Len()
+		names.Write(name)
+		full := names.String()[start:]
+		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
 		if err := checkV3Range(e, bd, pos); err != nil {
 			return nil, err
 		}
@@ -185,7 +189,7 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	if i := checkUniqueNames(entries, parsedV3Name); i >= 0 {
 		return nil, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
-	if a, b := checkNoOverlap(entries, bd.page); a >= 0 {
+	if a, b := checkNoOverlap(entries, bd.page, bd.size); a >= 0 {
 		return nil, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil
