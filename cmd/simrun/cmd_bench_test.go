@@ -2,6 +2,7 @@ package main
 
 import (
 	goruntime "runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -31,6 +32,10 @@ func TestPrivateDirtyGrowsWithWrittenMemory(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("smaps_rollup is Linux only")
 	}
+	// Give freed heap back to the kernel first: otherwise the buffer can
+	// reuse pages an earlier run (-count>1) already dirtied, and the
+	// scavenger may release some while we measure.
+	debug.FreeOSMemory()
 	before, err := privateDirty()
 	require.NoError(t, err)
 	buf := make([]byte, 64<<20)
