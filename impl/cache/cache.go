@@ -65,8 +65,12 @@ type entry struct {
 // reservation is space handed out by ReserveSpace and not inserted yet.
 type reservation struct {
 	buf        []byte
-	region     *region // nil for heap
+	region     *region // nil for heap, or once the region can no longer be committed
 	heapReason HeapReason
+	// pages is the mapped region buf lies in, kept when region is cleared
+	// (a write session ended, a compaction): the packer may still be
+	// storing into it, so it must stay writable while outstanding.
+	pages *region
 }
 
 // region is a span appended to the live file and mapped read-write for a

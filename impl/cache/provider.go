@@ -100,7 +100,7 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 		reason = c.blocked
 	default:
 		if buf, rg, r := c.reserveFile(n); r == "" {
-			c.reservations[bufKey(buf)] = &reservation{buf: buf, region: rg}
+			c.reservations[bufKey(buf)] = &reservation{buf: buf, region: rg, pages: rg}
 			return buf, nil
 		} else {
 			reason = r

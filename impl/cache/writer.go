@@ -183,12 +183,22 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 
 // finishRegions writes back the regions that hold inserted entries
 // (msync MS_SYNC: the index may only name durable data, G2, and clean pages
-// are what G5 asks for) and maps them read-only. With all set it also
-// protects regions nothing was inserted into (Finalize: no packer is
-// running any more).
+// are what G5 asks for) and maps them read-only. With all set (Finalize) it
+// also protects regions nothing was inserted into, except those of
+// reservations still outstanding: two threads may run the same program
+// through one cache, and the other one may still be packing into its
+// reservation, where a read-only page would turn its next store into a
+// SIGSEGV (G6). Such a reservation ends with the Finalize (its region is
+// garbage, its insert falls back to the heap) but its pages stay writable.
 func (c *Cache) finishRegions(all bool) {
 	if c.w == nil {
 		return
+	}
+	outstanding := map[*region]bool{}
+	for _, r := range c.reservations {
+		if r.pages != nil {
+			outstanding[r.pages] = true
+		}
 	}
 	var pending []*region
 	for _, rg := range c.w.regions {
@@ -200,7 +210,7 @@ func (c *Cache) finishRegions(all bool) {
 		c.syncRegions(pending)
 	}
 	for _, rg := range c.w.regions {
-		if (rg.used || all) && !rg.protected {
+		if (rg.used || all && !outstanding[rg]) && !rg.protected {
 			// A failed mprotect leaves the pages writable, which costs
 			// protection against stray stores but not correctness.
 			_ = rg.m.Protect(vfs.ProtRead)
