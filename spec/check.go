@@ -3,121 +3,364 @@ package spec
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"unsafe"
 )
 
-// checkUniqueNames reports the index of the first entry whose name repeats
-// an earlier one, or -1. It uses an open-addressing table of uint32 slots
-// (load factor at most 1/2) instead of a map[string]: at a million entries a
-// Go map costs several times the index size and most of the parse time.
-// While entry numbers fit in 24 bits, each slot also keeps 8 bits of the
-// hash, so a probe that meets another name almost never has to fetch that
-// entry to compare strings.
+// The checks across the entries of an index (unique names, disjoint data)
+// are fed one entry at a time by the decoders, right after the entry is
+// decoded, while its record and name are still in the cache: a separate
+// pass over a million entries re-read 80 MB of Entry and 50 MB of names,
+// which cost more than the checks themselves. Their verdicts are asked for
+// only after the last entry, so a file with several problems still reports
+// them in the order docs/format.md lists the checks.
+
+// nameBatch is how many entries a small nameSet hashes before inserting.
+const nameBatch = 16
+
+// partitionMin is the entry count from which a nameSet partitions hashes
+// before looking for equal names: its direct table would be 256 KiB, past
+// the fast caches.
+const partitionMin = 1 << 15
+
+// nameSet finds the first entry whose name repeats an earlier one. A Go
+// map[string] costs several times the index size and most of the parse
+// time at a million entries, so names are hashed (nameHash) and compared
+// only when their hashes agree.
 //
-// At a million entries the table (8 MiB) is larger than the caches and each
-// insertion's first probe is a memory miss. Entries are therefore hashed in
-// batches and the first probe slot of every entry in a batch is loaded
-// before any is inserted: the loads are independent, so their misses
-// overlap instead of being paid one after another.
-func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
+// Below partitionMin entries it is an open-addressing table of uint32
+// slots (load factor at most 1/2). While entry numbers fit in 24 bits each
+// slot also keeps 8 bits of the hash, so a probe that meets another name
+// almost never has to fetch that entry to compare strings. Entries are
+// inserted in batches, the first probe of every entry in a batch loaded
+// before any is inserted, so that the loads' misses overlap.
+//
+// From partitionMin entries on, such a table is larger than the caches and
+// every insertion is a memory miss (at a million entries that was a third
+// of the parse). Instead each entry's 32-bit hash is appended to a list,
+// and at the end the (hash, entry number) pairs are scattered by the
+// hash's top bits into buckets of about a thousand (a counting sort: one
+// sequential read, and writes to a thousand sequential streams), and each
+// bucket is checked with a small table that stays in the L1 cache. That is
+// 12 bytes per entry against the direct table's 8. (Partitioning the pairs
+// in place saved the 4 bytes but chained dependent cache misses and was
+// slower than the direct table.)
+type nameSet struct {
+	entries []Entry
+	name    func(*Entry) string
+	next    int // entries [0, next) are added
+	dup     int
+
+	// Small sets: the direct table.
+	table   []uint32 // 0 = empty, else entry number + 1 (and tag)
+	mask    uint32
+	tagged  bool
+	pending int // entries [next-pending, next) are hashed, not inserted
+	hs      [nameBatch]uint64
+
+	// Large sets: each entry's 32-bit hash, in entry order; the number of
+	// entries per bucket (the top bktBits bits of the hash).
+	hs32    []uint32
+	bktBits uint
+	counts  []int
+}
+
+// newNameSet prepares the check for entries, whose names name returns; the
+// memory is sized from len(entries), which the parsers have bounded by the
+// index length (G7).
+func newNameSet(entries []Entry, name func(*Entry) string) *nameSet {
+	return newNameSetFrom(entries, name, partitionMin)
+}
+
+// newNameSetFrom is newNameSet with the partitioning threshold as a
+// parameter, so tests can run both strategies on small inputs.
+func newNameSetFrom(entries []Entry, name func(*Entry) string, partitionFrom int) *nameSet {
+	s := &nameSet{entries: entries, name: name, dup: -1}
 	n := len(entries)
-	if n < 2 {
-		return -1
+	switch {
+	case n < 2:
+	case n < partitionFrom || uint64(n) > math.MaxUint32:
+		// (No index that can be allocated has 2^32 entries; the bound
+		// keeps entry numbers in the pairs' 32 bits regardless.)
+		size := 1
+		for size < 2*n {
+			size <<= 1
+		}
+		s.mask = uint32(size - 1)
+		s.table = make([]uint32, size)
+		s.tagged = n < 1<<24
+	default:
+		// About 1024 entries per bucket; at most 16 of the hash's 32 bits
+		// pick the bucket, the low ones place an entry in its bucket.
+		s.bktBits = uint(max(0, min(bits.Len(uint(n))-10, 16)))
+		s.hs32 = make([]uint32, 0, n)
+		s.counts = make([]int, 1<<s.bktBits)
+	}
+	return s
+}
+
+// add records entry next, whose stored name is b (the name's bytes as read,
+// equal to name(&entries[next])). Entries are added in order, each once.
+func (s *nameSet) add(b []byte) {
+	s.next++
+	switch {
+	case s.hs32 != nil:
+		h := nameHash(b)
+		h32 := uint32(h ^ h>>32)
+		s.hs32 = append(s.hs32, h32)
+		s.counts[uint64(h32)>>(32-s.bktBits)]++
+	case s.table != nil && s.dup < 0:
+		s.hs[s.pending] = nameHash(b)
+		s.pending++
+		if s.pending == nameBatch {
+			s.flush()
+		}
+	}
+}
+
+func (s *nameSet) flush() {
+	k := s.pending
+	base := s.next - k
+	s.pending = 0
+	var first [nameBatch]uint32
+	for j := range k {
+		first[j] = s.table[uint32(s.hs[j])&s.mask]
+	}
+	for j := range k {
+		i := base + j
+		h := s.hs[j]
+		slot, want := uint32(i+1), uint32(0)
+		if s.tagged {
+			want = uint32(h>>56) << 24
+			slot |= want
+		}
+		p := uint32(h) & s.mask
+		// A slot is written once and never changed, so table[p] is first[j]
+		// unless an insertion of this batch filled it since; or-ing the two
+		// reads the truth and keeps the early load live.
+		v := first[j] | s.table[p]
+		for v != 0 {
+			other := v
+			if s.tagged {
+				other = v & 0xFFFFFF
+				if v&0xFF000000 != want {
+					other = 0 // another hash: no need to compare
+				}
+			}
+			if other != 0 && s.name(&s.entries[other-1]) == s.name(&s.entries[i]) {
+				s.dup = i
+				return
+			}
+			p = (p + 1) & s.mask
+			v = s.table[p]
+		}
+		s.table[p] = slot
+	}
+}
+
+// firstDup returns the first entry added whose name repeats an earlier
+// one's, or -1.
+func (s *nameSet) firstDup() int {
+	if s.hs32 != nil {
+		return s.partitionedDup()
+	}
+	if s.pending > 0 && s.dup < 0 {
+		s.flush()
+	}
+	return s.dup
+}
+
+// partitionedDup is firstDup for large sets. The scatter is stable, so
+// each bucket lists its entries in order, and the first entry of a bucket
+// whose name repeats an earlier one there is the bucket's answer; equal
+// names share a bucket, so the smallest of those answers is the set's.
+func (s *nameSet) partitionedDup() int {
+	nb := len(s.counts)
+	next := make([]int, nb)
+	sum, largest := 0, 0
+	for b, c := range s.counts {
+		next[b] = sum
+		sum += c
+		largest = max(largest, c)
+	}
+	pairs := make([]uint64, len(s.hs32)) // hash<<32 | entry number
+	shift := 32 - s.bktBits
+	for i, h := range s.hs32 {
+		b := uint64(h) >> shift
+		pairs[next[b]] = uint64(h)<<32 | uint64(i)
+		next[b]++
 	}
 	size := 1
-	for size < 2*n {
+	for size < 2*largest {
 		size <<= 1
 	}
-	mask := uint32(size - 1)
-	table := make([]uint32, size) // 0 = empty
-	tagged := n < 1<<24
-	const batch = 16
-	var hs [batch]uint64
-	var first [batch]uint32
-	for base := 0; base < n; base += batch {
-		k := min(batch, n-base)
-		for j := range k {
-			hs[j] = nameHash(name(&entries[base+j]))
+	table := make([]uint32, size) // 0 = empty, else position in bucket + 1
+	best := -1
+	lo := 0
+	for b := range nb {
+		bucket := pairs[lo:next[b]]
+		lo = next[b]
+		if i := bucketDup(bucket, table, s.entries, s.name); i >= 0 && (best < 0 || i < best) {
+			best = i
 		}
-		for j := range k {
-			first[j] = table[uint32(hs[j])&mask]
-		}
-		for j := range k {
-			i := base + j
-			h := hs[j]
-			slot, want := uint32(i+1), uint32(0)
-			if tagged {
-				want = uint32(h>>56) << 24
-				slot |= want
+	}
+	return best
+}
+
+// bucketDup returns the first entry of bucket (hash<<32 | entry number, in
+// entry order) whose name repeats an earlier one's, or -1, using table as
+// scratch.
+func bucketDup(bucket []uint64, table []uint32, entries []Entry, name func(*Entry) string) int {
+	tsize := 1
+	for tsize < 2*len(bucket) {
+		tsize <<= 1
+	}
+	t := table[:tsize]
+	clear(t)
+	tmask := uint64(tsize - 1)
+	for j, x := range bucket {
+		p := x >> 32 & tmask
+		for v := t[p]; v != 0; v = t[p] {
+			y := bucket[v-1]
+			if x>>32 == y>>32 && name(&entries[uint32(x)]) == name(&entries[uint32(y)]) {
+				return int(uint32(x))
 			}
-			p := uint32(h) & mask
-			// A slot is written once and never changed, so table[p] is
-			// first[j] unless an insertion of this batch filled it since;
-			// or-ing the two reads the truth and keeps the early load live.
-			v := first[j] | table[p]
-			for {
-				if v == 0 {
-					table[p] = slot
-					break
-				}
-				other := v
-				if tagged {
-					other = v & 0xFFFFFF
-					if v&0xFF000000 != want {
-						other = 0 // another hash: no need to compare
-					}
-				}
-				if other != 0 && name(&entries[other-1]) == name(&entries[i]) {
-					return i
-				}
-				p = (p + 1) & mask
-				v = table[p]
-			}
+			p = (p + 1) & tmask
 		}
+		t[p] = uint32(j + 1)
 	}
 	return -1
 }
 
-// checkNoOverlap reports two entries whose data ranges share a byte, or
-// (-1, -1). Every data offset is a multiple of unit (checked before), so two
-// ranges overlap exactly when one's start lies strictly inside the other or
-// both start at the same place. A bitmap of start units finds that in one
-// pass plus a scan of each range: no sort (ExecuTorch writes hash-map order)
-// and size/unit/8 bytes of memory, a small fraction of the file. A range is
-// scanned only up to the first start it contains, and ranges containing no
-// start are disjoint, so scanning costs at most the data area's bits.
-// Empty ranges overlap nothing and are skipped. bound is at least every
-// entry's End (the parsers have checked it: the file size, or v2's
-// index_start), which spares a pass over a million entries to find the
-// largest; the bitmap is then bound/unit/8 bytes, a fraction of the real
-// file (G7).
-func checkNoOverlap(entries []Entry, unit, bound uint64) (int, int) {
-	units := bound/unit + 1
-	starts := make([]uint64, (units+63)/64)
+// checkUniqueNames is the nameSet check over a whole slice.
+func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
+	return checkUniqueNamesFrom(entries, name, partitionMin)
+}
+
+// checkUniqueNamesFrom is checkUniqueNames with newNameSetFrom's threshold.
+func checkUniqueNamesFrom(entries []Entry, name func(*Entry) string, partitionFrom int) int {
+	s := newNameSetFrom(entries, name, partitionFrom)
 	for i := range entries {
-		e := &entries[i]
-		if e.Size == 0 {
-			continue
+		n := name(&entries[i])
+		s.add(unsafe.Slice(unsafe.StringData(n), len(n)))
+	}
+	return s.firstDup()
+}
+
+// nameHash is the hash of the duplicate-name table, in the manner of
+// wyhash: a 64x64->128-bit multiply folds 16 bytes at a time, and the last
+// bytes are read as overlapping words rather than one by one, so a typical
+// 30-70-byte tensor name costs a handful of multiplies (a CRC32C call cost
+// 20 ns). It is deterministic (a randomly seeded hash would make the
+// parser's coverage vary between runs of one input, which misleads the
+// fuzzer), and its high and low bits are both mixed: the low ones place an
+// entry, the high ones tag it or pick its bucket.
+func nameHash(b []byte) uint64 {
+	const p0, p1, p2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db, 0x8ebc6af09c88c6e3
+	le := binary.LittleEndian
+	n := len(b)
+	h := uint64(n) ^ p0
+	var x, y uint64
+	switch {
+	case n > 16:
+		rest := b
+		for len(rest) > 16 {
+			h = mix(le.Uint64(rest)^p1, le.Uint64(rest[8:])^h)
+			rest = rest[16:]
 		}
-		u := e.Offset / unit
-		if starts[u/64]&(1<<(u%64)) != 0 {
-			return firstAt(entries, e.Offset, i), i
-		}
-		starts[u/64] |= 1 << (u % 64)
+		// The last 16 bytes, which may overlap bytes already mixed.
+		x, y = le.Uint64(b[n-16:]), le.Uint64(b[n-8:])
+	case n >= 8:
+		x, y = le.Uint64(b), le.Uint64(b[n-8:])
+	case n >= 4:
+		x, y = uint64(le.Uint32(b)), uint64(le.Uint32(b[n-4:]))
+	case n > 0:
+		x = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return mix(p2^uint64(n), mix(x^p1, y^h))
+}
+
+// mix folds the 128-bit product of a and b to 64 bits.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// startMap finds two entries whose data ranges share a byte. Every data
+// offset is a multiple of the unit (checked before an entry is added), so
+// two ranges overlap exactly when one's start lies strictly inside the other
+// or both start at the same place. A bitmap of start units finds that as
+// entries are added plus one scan of each range at the end: no sort
+// (ExecuTorch writes hash-map order) and bound/unit/8 bytes of memory, a
+// small fraction of the file (G7). A range is scanned only up to the first
+// start it contains, and ranges containing no start are disjoint, so the
+// scan costs at most the data area's bits. Empty ranges overlap nothing and
+// are skipped.
+type startMap struct {
+	shift  uint // log2 of the unit, a power of two
+	starts []uint64
+	sameA  int // first pair found sharing a start, or -1
+	sameB  int
+	next   int
+}
+
+// newStartMap prepares the check for entries aligned to unit (a power of
+// two) that all end at or before bound (the parsers check that first: the
+// file size, or v2's index_start).
+func newStartMap(unit, bound uint64) *startMap {
+	shift := uint(bits.TrailingZeros64(unit))
+	units := bound>>shift + 1
+	return &startMap{shift: shift, starts: make([]uint64, (units+63)/64), sameA: -1, sameB: -1}
+}
+
+// add records the start of entry next, e, whose range the caller has
+// checked to be aligned and to end at or before the bound.
+func (m *startMap) add(entries []Entry, e *Entry) {
+	i := m.next
+	m.next++
+	if e.Size == 0 || m.sameA >= 0 {
+		return
+	}
+	u := e.Offset >> m.shift
+	if m.starts[u/64]&(1<<(u%64)) != 0 {
+		m.sameA, m.sameB = firstAt(entries, e.Offset, i), i
+		return
+	}
+	m.starts[u/64] |= 1 << (u % 64)
+}
+
+// overlap returns two overlapping entries among those added, or (-1, -1):
+// the first entry whose start repeats an earlier one's, else the first
+// range containing another's start.
+func (m *startMap) overlap(entries []Entry) (int, int) {
+	if m.sameA >= 0 {
+		return m.sameA, m.sameB
 	}
 	for i := range entries {
 		e := &entries[i]
 		if e.Size == 0 {
 			continue
 		}
-		lo := e.Offset/unit + 1           // first unit after its own start
-		hi := (e.End() + unit - 1) / unit // one past its last unit
-		if u, ok := firstSet(starts, lo, hi); ok {
-			return i, firstAt(entries, u*unit, -1)
+		lo := e.Offset>>m.shift + 1                   // first unit after its own start
+		hi := (e.End() + (1<<m.shift - 1)) >> m.shift // one past its last unit
+		if lo >= hi {
+			continue // within one unit: contains no other start
+		}
+		if u, ok := firstSet(m.starts, lo, hi); ok {
+			return i, firstAt(entries, u<<m.shift, -1)
 		}
 	}
 	return -1, -1
+}
+
+// checkNoOverlap is the startMap check over a whole slice.
+func checkNoOverlap(entries []Entry, unit, bound uint64) (int, int) {
+	m := newStartMap(unit, bound)
+	for i := range entries {
+		m.add(entries, &entries[i])
+	}
+	return m.overlap(entries)
 }
 
 // firstAt finds the non-empty entry starting at off, other than skip. Only
@@ -153,32 +396,4 @@ func rangesOverlap(a, alen, b, blen uint64) bool {
 // overlapErr names the two entries (by index position) whose data overlap.
 func overlapErr(a, b int) error {
 	return fmt.Errorf("%w: entries %d and %d", ErrOverlap, a, b)
-}
-
-// nameHash is the hash of the duplicate-name table: a multiply-xorshift
-// over 8-byte little-endian words, a few cycles for a typical tensor name
-// where a CRC32C call cost 20 ns. It is deterministic (a randomly seeded
-// hash would make the parser's coverage vary between runs of one input,
-// which misleads the fuzzer) and its high and low bits are both mixed: the
-// low ones pick the slot, the top byte is the slot's tag.
-func nameHash(s string) uint64 {
-	const m1, m2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	h := uint64(len(s)) * m1
-	for len(b) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(b)) * m1
-		h ^= h >> 32
-		b = b[8:]
-	}
-	if len(b) > 0 {
-		var w uint64
-		for i, c := range b {
-			w |= uint64(c) << (8 * i)
-		}
-		h = (h ^ w) * m1
-		h ^= h >> 32
-	}
-	h ^= h >> 29
-	h *= m2
-	return h ^ h>>32
 }

@@ -83,9 +83,71 @@ func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 			}
 			seen[e.Key.Weight] = true
 		}
-		got := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight })
-		require.Equal(t, want, got, "iteration %d", iter)
+		name := func(e *Entry) string { return e.Key.Weight }
+		require.Equal(t, want, checkUniqueNames(entries, name), "iteration %d", iter)
+		// The partitioned strategy, used from partitionMin entries on.
+		require.Equal(t, want, checkUniqueNamesFrom(entries, name, 2), "iteration %d, partitioned", iter)
 	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestCheckUniqueNamesPartitioned: sets large enough to be split into
+// several buckets, with groups of equal names whose members are far apart
+// and arrive in any order; the answer is the first entry that repeats an
+// earlier name, as with the direct table.
+func TestCheckUniqueNamesPartitioned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 13))
+	for iter := range 200 {
+		n := 2048 + rng.IntN(6000)
+		entries := make([]Entry, n)
+		for i := range entries {
+			entries[i].Key.Weight = "layers." + itoa(i) + ".attention.wq.weight"
+		}
+		want := -1
+		if iter%3 != 0 {
+			// Groups of two to five equal names, anywhere: the partition
+			// reorders a bucket, so the group's members are met in any
+			// order.
+			for range 1 + rng.IntN(4) {
+				a := rng.IntN(n)
+				for range 1 + rng.IntN(4) {
+					entries[rng.IntN(n)].Key.Weight = entries[a].Key.Weight
+				}
+			}
+			seen := map[string]bool{}
+			for i, e := range entries {
+				if seen[e.Key.Weight] {
+					want = i
+					break
+				}
+				seen[e.Key.Weight] = true
+			}
+		}
+		name := func(e *Entry) string { return e.Key.Weight }
+		require.Equal(t, want, checkUniqueNamesFrom(entries, name, 2), "iteration %d", iter)
+		require.Equal(t, want, checkUniqueNamesFrom(entries, name, n+1), "iteration %d, direct", iter)
+	}
+}
+
+// TestNameHashEveryByteCounts: for every length up to 100 bytes, changing
+// any one byte changes the hash (the word-wise reads cover every byte, with
+// no read past the end), and the hash is a function of the bytes alone.
+func TestNameHashEveryByteCounts(t *testing.T) {
+	for n := range 101 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%26)
+		}
+		h := nameHash(b)
+		require.Equal(t, h, nameHash(append([]byte(nil), b...)), "length %d", n)
+		for i := range b {
+			b[i] ^= 1
+			require.NotEqual(t, h, nameHash(b), "length %d, byte %d", n, i)
+			b[i] ^= 1
+		}
+		if n > 0 {
+			require.NotEqual(t, h, nameHash(b[:n-1]), "length %d vs %d", n, n-1)
+		}
+	}
+}

@@ -169,6 +169,8 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	var names strings.Builder
 	names.Grow(namesCap(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)))
 	entries := make([]Entry, count)
+	uniq := newNameSet(entries, func(e *Entry) string { return e.Key.Weight })
+	starts := newStartMap(V2Alignment, f.IndexStart)
 	pos := int64(f.IndexStart)
 	for i := range entries {
 		rest := end - pos
@@ -214,6 +216,8 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 		if e.Offset%V2Alignment != 0 {
 			return nil, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrMisaligned)
 		}
+		uniq.add(name)
+		starts.add(entries, e)
 		pos += V2EntryFixedSize + int64(nameLen)
 	}
 	// Bytes between the last declared entry and the footer: ExecuTorch
@@ -223,10 +227,10 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	}
 	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
 	// region; such a file came from a broken writer and is rejected.
-	if i := checkUniqueNames(entries, func(e *Entry) string { return e.Key.Weight }); i >= 0 {
+	if i := uniq.firstDup(); i >= 0 {
 		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
-	if a, b := checkNoOverlap(entries, V2Alignment, f.IndexStart); a >= 0 {
+	if a, b := starts.overlap(entries); a >= 0 {
 		return nil, ferr(int64(f.IndexStart), "file_offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil

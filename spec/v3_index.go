@@ -113,6 +113,8 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	}
 	names.Grow(namesCap(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
 	entries := make([]Entry, count)
+	uniq := newNameSet(entries, parsedV3Name)
+	starts := newStartMap(bd.page, bd.size)
 	pos += V3IndexHeaderSize
 	for i := range entries {
 		rest := end - pos
@@ -178,6 +180,8 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 		if err := checkV3Range(e, bd, pos); err != nil {
 			return nil, err
 		}
+		uniq.add(name)
+		starts.add(entries, e)
 		pos += size
 	}
 	if pos != end {
@@ -186,10 +190,10 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
-	if i := checkUniqueNames(entries, parsedV3Name); i >= 0 {
+	if i := uniq.firstDup(); i >= 0 {
 		return nil, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
-	if a, b := checkNoOverlap(entries, bd.page, bd.size); a >= 0 {
+	if a, b := starts.overlap(entries); a >= 0 {
 		return nil, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, nil
@@ -198,7 +202,7 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 // checkV3Range validates one entry's data range: page-aligned, after the
 // header, inside the file, clear of the index block.
 func checkV3Range(e *Entry, bd v3Bounds, off int64) error {
-	if e.Offset%bd.page != 0 {
+	if e.Offset&(bd.page-1) != 0 { // page is a power of two (ValidPageSize)
 		return ferr(off, "offset", e.Offset, ErrMisaligned)
 	}
 	if e.Offset < bd.header {

@@ -94,3 +94,35 @@ func TestV3IOErrorOnOlderIndexNotNeeded(t *testing.T) {
 	assert.Equal(t, uint64(2), v.Commit.Generation)
 	assert.Len(t, v.Entries, 3)
 }
+
+// TestV3ChecksumBeforeContent: the index CRC is computed in the decoding
+// pass, but a damaged index still reports ErrChecksum whatever check its
+// damage would fail, including damage that stops decoding early, and the
+// sum is right across many window refills (an index of about 100 KiB).
+func TestV3ChecksumBeforeContent(t *testing.T) {
+	f, _ := spectest.SparseV3(1200, 4096, 100)
+	idx := f.Parts[1].Data
+	require.Greater(t, len(idx), 5*16<<10)
+	_, err := spec.ParseV3(f, f.Size)
+	require.NoError(t, err)
+	for _, at := range []int{0, 8, 16, 16 << 10, 16<<10 + 1, 3 * 16 << 10, len(idx) - 1} {
+		for _, bit := range []byte{1, 0x80} {
+			damaged := append([]byte(nil), idx...)
+			damaged[at] ^= bit
+			g := &spectest.SparseFile{Size: f.Size, Parts: []spectest.Part{f.Parts[0], {Off: f.Parts[1].Off, Data: damaged}}}
+			_, err := spec.ParseV3(g, g.Size)
+			require.ErrorIs(t, err, spec.ErrChecksum, "byte %d bit %#x", at, bit)
+		}
+	}
+	// The same damage with its CRC fixed reports the check it fails.
+	b := spectest.NewV3(4096)
+	b.Save(spectest.Weights(3, 100, 1))
+	v, err := parseV3(b.File)
+	require.NoError(t, err)
+	b.File[v.Commit.IndexOff] ^= 1 // magic
+	_, err = parseV3(b.File)
+	require.ErrorIs(t, err, spec.ErrChecksum)
+	spectest.FixV3Checksums(b.File)
+	_, err = parseV3(b.File)
+	require.ErrorIs(t, err, spec.ErrBadMagic)
+}

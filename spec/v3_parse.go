@@ -141,21 +141,30 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrIndexOutOfBounds)
 	}
 	w := newWindow(r, int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
-	// The CRC is checked before any index field is decoded, so a torn or
-	// rotted index reports ErrChecksum rather than whichever field the
-	// damage happened to hit.
-	got, err := w.crc("index")
+	// The CRC takes precedence over every check of the index's content, so
+	// a torn or rotted index reports ErrChecksum rather than whichever field
+	// the damage happened to hit. It is computed on the bytes the decoder
+	// reads, in the same pass (a separate pass cost a second read and copy
+	// of the whole index), and a decode error is reported only once the
+	// CRC has matched. Decoding bytes not yet known to be intact is safe:
+	// the decoder trusts nothing, and what it allocates is bounded by the
+	// index length before any count is used (G7).
+	w.startSum()
+	entries, decErr := decodeV3Index(w, v3Bounds{
+		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
+	})
+	if decErr != nil && !errors.Is(decErr, ErrCorrupt) {
+		return nil, decErr // I/O error: the CRC cannot be known
+	}
+	got, err := w.sumRest("index")
 	if err != nil {
 		return nil, err
 	}
 	if got != c.IndexCRC {
 		return nil, ferr(int64(c.IndexOff), "index crc", uint64(got), ErrChecksum)
 	}
-	entries, err := decodeV3Index(w, v3Bounds{
-		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
-	})
-	if err != nil {
-		return nil, err
+	if decErr != nil {
+		return nil, decErr
 	}
 	f := &V3File{Size: size, Commit: c, PageSize: int(c.PageSize), Entries: entries}
 	for i := range entries {

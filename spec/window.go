@@ -16,6 +16,13 @@ type window struct {
 	buf    []byte
 	off    int64 // file offset of buf[0]
 	n      int   // valid bytes in buf
+
+	// With summing on, every byte the window reads for the first time is
+	// added to sum, so a decoder that reads its range front to back gets the
+	// range's CRC32C without a second pass over it (see sumRest).
+	summing bool
+	sumEnd  int64 // bytes [lo, sumEnd) are in sum
+	sum     uint32
 }
 
 func newWindow(r io.ReaderAt, lo, hi int64) *window {
@@ -37,19 +44,43 @@ func (w *window) at(off int64, n int, field string) ([]byte, error) {
 		return nil, err
 	}
 	w.off, w.n = off, int(m)
+	if w.summing {
+		w.addSum()
+	}
 	return w.buf[:n], nil
 }
 
-// crc returns the CRC32C of the whole range, read window by window.
-func (w *window) crc(field string) (uint32, error) {
-	var crc uint32
-	for off := w.lo; off < w.hi; off += int64(len(w.buf)) {
+// startSum turns on summing: from now on the window's reads are summed.
+func (w *window) startSum() {
+	w.summing, w.sumEnd, w.sum = true, w.lo, 0
+}
+
+// addSum adds the bytes of the current window that are not yet summed. A
+// refill starts at or before the end of what was read before (decoders read
+// forward, and a refill only re-reads a straddling entry), so the summed
+// bytes stay one prefix of the range; a window that skipped ahead would
+// leave a gap, which sumRest notices and re-reads.
+func (w *window) addSum() {
+	end := w.off + int64(w.n)
+	if w.off > w.sumEnd || end <= w.sumEnd {
+		return
+	}
+	w.sum = UpdateCRC32C(w.sum, w.buf[w.sumEnd-w.off:w.n])
+	w.sumEnd = end
+}
+
+// sumRest returns the CRC32C of the whole range: what the decoder's reads
+// summed, plus the rest of the range, which it reads now (a decoder that
+// stopped early at a bad entry has not read it).
+func (w *window) sumRest(field string) (uint32, error) {
+	for w.sumEnd < w.hi {
+		off := w.sumEnd
 		n := min(int64(len(w.buf)), w.hi-off)
 		if err := readFull(w.r, off, w.buf[:n], field); err != nil {
 			return 0, err
 		}
-		crc = UpdateCRC32C(crc, w.buf[:n])
 		w.off, w.n = off, int(n)
+		w.addSum()
 	}
-	return crc, nil
+	return w.sum, nil
 }
