@@ -16,12 +16,9 @@ import (
 // only after the last entry, so a file with several problems still reports
 // them in the order docs/format.md lists the checks.
 
-// nameBatch is how many entries a small nameSet hashes before inserting.
-const nameBatch = 16
-
 // partitionMin is the entry count from which a nameSet partitions hashes
-// before looking for equal names: its direct table would be 256 KiB, past
-// the fast caches.
+// before looking for equal names: its direct table would be 128 KiB or more,
+// past the fast caches.
 const partitionMin = 1 << 15
 
 // nameSet finds the first entry whose name repeats an earlier one. A Go
@@ -29,35 +26,30 @@ const partitionMin = 1 << 15
 // time at a million entries, so names are hashed (nameHash) and compared
 // only when their hashes agree.
 //
-// Below partitionMin entries it is an open-addressing table of uint32
-// slots (load factor at most 1/2). While entry numbers fit in 24 bits each
-// slot also keeps 8 bits of the hash, so a probe that meets another name
-// almost never has to fetch that entry to compare strings. Entries are
-// inserted in batches, the first probe of every entry in a batch loaded
-// before any is inserted, so that the loads' misses overlap.
+// Below partitionMin entries it is, once all entries are decoded, one
+// open-addressing table of uint32 slots (load factor at most 3/4). While
+// entry numbers fit in 24 bits each slot also keeps 8 bits of the hash, so
+// a probe that meets another name almost never has to fetch that entry to
+// compare strings. The table borrows the memory of the decoder's read
+// window when it fits (a 1,184-entry index needs 8 KiB), which keeps a
+// small parse's allocation near its floor, the entries and their names.
 //
 // From partitionMin entries on, such a table is larger than the caches and
 // every insertion is a memory miss (at a million entries that was a third
-// of the parse). Instead each entry's 32-bit hash is appended to a list,
-// and at the end the (hash, entry number) pairs are scattered by the
-// hash's top bits into buckets of about a thousand (a counting sort: one
-// sequential read, and writes to a thousand sequential streams), and each
-// bucket is checked with a small table that stays in the L1 cache. That is
-// 12 bytes per entry against the direct table's 8. (Partitioning the pairs
-// in place saved the 4 bytes but chained dependent cache misses and was
-// slower than the direct table.)
+// of the parse). Instead each entry's 32-bit hash is appended as the entry
+// is decoded, while its name is in the cache, and at the end the (hash,
+// entry number) pairs are scattered by the hash's top bits into buckets of
+// about a thousand (a counting sort: one sequential read, and writes to a
+// thousand sequential streams), and each bucket is checked with a small
+// table that stays in the L1 cache. That is 12 bytes per entry against the
+// direct table's 4 to 8. (Partitioning the pairs in place saved 4 bytes
+// but chained dependent cache misses and was slower than the direct table;
+// inserting into the direct table in batches, loading each batch's first
+// probes together so that their misses overlapped, helped less.)
 type nameSet struct {
 	entries []Entry
 	name    func(*Entry) string
 	next    int // entries [0, next) are added
-	dup     int
-
-	// Small sets: the direct table.
-	table   []uint32 // 0 = empty, else entry number + 1 (and tag)
-	mask    uint32
-	tagged  bool
-	pending int // entries [next-pending, next) are hashed, not inserted
-	hs      [nameBatch]uint64
 
 	// Large sets: each entry's 32-bit hash, in entry order; the number of
 	// entries per bucket (the top bktBits bits of the hash).
@@ -76,21 +68,10 @@ func newNameSet(entries []Entry, name func(*Entry) string) *nameSet {
 // newNameSetFrom is newNameSet with the partitioning threshold as a
 // parameter, so tests can run both strategies on small inputs.
 func newNameSetFrom(entries []Entry, name func(*Entry) string, partitionFrom int) *nameSet {
-	s := &nameSet{entries: entries, name: name, dup: -1}
-	n := len(entries)
-	switch {
-	case n < 2:
-	case n < partitionFrom || uint64(n) > math.MaxUint32:
-		// (No index that can be allocated has 2^32 entries; the bound
-		// keeps entry numbers in the pairs' 32 bits regardless.)
-		size := 1
-		for size < 2*n {
-			size <<= 1
-		}
-		s.mask = uint32(size - 1)
-		s.table = make([]uint32, size)
-		s.tagged = n < 1<<24
-	default:
+	s := &nameSet{entries: entries, name: name}
+	// (No index that can be allocated has 2^32 entries; the bound keeps
+	// entry numbers in the pairs' 32 bits regardless.)
+	if n := len(entries); n >= 2 && n >= partitionFrom && uint64(n) <= math.MaxUint32 {
 		// About 1024 entries per bucket; at most 16 of the hash's 32 bits
 		// pick the bucket, the low ones place an entry in its bucket.
 		s.bktBits = uint(max(0, min(bits.Len(uint(n))-10, 16)))
@@ -104,71 +85,68 @@ func newNameSetFrom(entries []Entry, name func(*Entry) string, partitionFrom int
 // equal to name(&entries[next])). Entries are added in order, each once.
 func (s *nameSet) add(b []byte) {
 	s.next++
-	switch {
-	case s.hs32 != nil:
+	if s.hs32 != nil {
 		h := nameHash(b)
 		h32 := uint32(h ^ h>>32)
 		s.hs32 = append(s.hs32, h32)
 		s.counts[uint64(h32)>>(32-s.bktBits)]++
-	case s.table != nil && s.dup < 0:
-		s.hs[s.pending] = nameHash(b)
-		s.pending++
-		if s.pending == nameBatch {
-			s.flush()
-		}
 	}
 }
 
-func (s *nameSet) flush() {
-	k := s.pending
-	base := s.next - k
-	s.pending = 0
-	var first [nameBatch]uint32
-	for j := range k {
-		first[j] = s.table[uint32(s.hs[j])&s.mask]
+// firstDup returns the first entry whose name repeats an earlier one's, or
+// -1, once every entry is added. scratch is memory the check may use (and
+// overwrite) for its table, or nil.
+func (s *nameSet) firstDup(scratch []byte) int {
+	if s.hs32 != nil {
+		return s.partitionedDup()
 	}
-	for j := range k {
-		i := base + j
-		h := s.hs[j]
+	return s.directDup(scratch)
+}
+
+// directDup is firstDup for small sets.
+func (s *nameSet) directDup(scratch []byte) int {
+	n := len(s.entries)
+	if n < 2 {
+		return -1
+	}
+	size := 4
+	for size*3 < n*4 {
+		size <<= 1
+	}
+	var table []uint32 // 0 = empty, else entry number + 1 (and tag)
+	if p := unsafe.SliceData(scratch); len(scratch) >= 4*size && uintptr(unsafe.Pointer(p))%4 == 0 {
+		table = unsafe.Slice((*uint32)(unsafe.Pointer(p)), size)
+		clear(table)
+	} else {
+		table = make([]uint32, size)
+	}
+	mask := uint32(size - 1)
+	tagged := n < 1<<24
+	for i := range s.entries {
+		name := s.name(&s.entries[i])
+		h := nameHash(unsafe.Slice(unsafe.StringData(name), len(name)))
 		slot, want := uint32(i+1), uint32(0)
-		if s.tagged {
+		if tagged {
 			want = uint32(h>>56) << 24
 			slot |= want
 		}
-		p := uint32(h) & s.mask
-		// A slot is written once and never changed, so table[p] is first[j]
-		// unless an insertion of this batch filled it since; or-ing the two
-		// reads the truth and keeps the early load live.
-		v := first[j] | s.table[p]
-		for v != 0 {
+		p := uint32(h) & mask
+		for v := table[p]; v != 0; v = table[p] {
 			other := v
-			if s.tagged {
+			if tagged {
 				other = v & 0xFFFFFF
 				if v&0xFF000000 != want {
 					other = 0 // another hash: no need to compare
 				}
 			}
-			if other != 0 && s.name(&s.entries[other-1]) == s.name(&s.entries[i]) {
-				s.dup = i
-				return
+			if other != 0 && s.name(&s.entries[other-1]) == name {
+				return i
 			}
-			p = (p + 1) & s.mask
-			v = s.table[p]
+			p = (p + 1) & mask
 		}
-		s.table[p] = slot
+		table[p] = slot
 	}
-}
-
-// firstDup returns the first entry added whose name repeats an earlier
-// one's, or -1.
-func (s *nameSet) firstDup() int {
-	if s.hs32 != nil {
-		return s.partitionedDup()
-	}
-	if s.pending > 0 && s.dup < 0 {
-		s.flush()
-	}
-	return s.dup
+	return -1
 }
 
 // partitionedDup is firstDup for large sets. The scatter is stable, so
@@ -245,7 +223,7 @@ func checkUniqueNamesFrom(entries []Entry, name func(*Entry) string, partitionFr
 		n := name(&entries[i])
 		s.add(unsafe.Slice(unsafe.StringData(n), len(n)))
 	}
-	return s.firstDup()
+	return s.firstDup(nil)
 }
 
 // nameHash is the hash of the duplicate-name table, in the manner of

@@ -85,6 +85,17 @@ func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 		}
 		name := func(e *Entry) string { return e.Key.Weight }
 		require.Equal(t, want, checkUniqueNames(entries, name), "iteration %d", iter)
+		// With borrowed memory that holds garbage, as the parsers lend
+		// their read window.
+		scratch := make([]byte, 1<<12)
+		for i := range scratch {
+			scratch[i] = byte(rng.Uint32())
+		}
+		ns := newNameSet(entries, name)
+		for i := range entries {
+			ns.add([]byte(entries[i].Key.Weight))
+		}
+		require.Equal(t, want, ns.firstDup(scratch), "iteration %d, scratch", iter)
 		// The partitioned strategy, used from partitionMin entries on.
 		require.Equal(t, want, checkUniqueNamesFrom(entries, name, 2), "iteration %d, partitioned", iter)
 	}

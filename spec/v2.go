@@ -107,9 +107,10 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 
 // ParseV2 reads and validates a v2 file of the given size through r. It
 // never reads outside [0, size), and allocates at most the name bytes of the
-// index, a 16 KiB read window and one Entry per V2EntryFixedSize index bytes,
-// whatever the footer declares
-// (G7). Every error matches ErrCorrupt unless it is an I/O error from r.
+// index, a read window (8 KiB; 64 KiB for an index over 1 MiB), one Entry
+// per V2EntryFixedSize index bytes and a duplicate-name table of at most 12
+// bytes per entry, whatever the footer declares (G7). Every error matches
+// ErrCorrupt unless it is an I/O error from r.
 func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if size < V2FooterSize {
 		return nil, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
@@ -227,7 +228,7 @@ func decodeV2Entries(w *window, f V2Footer) ([]Entry, error) {
 	}
 	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
 	// region; such a file came from a broken writer and is rejected.
-	if i := uniq.firstDup(); i >= 0 {
+	if i := uniq.firstDup(w.scratch()); i >= 0 {
 		return nil, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {

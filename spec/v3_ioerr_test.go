@@ -102,10 +102,11 @@ func TestV3IOErrorOnOlderIndexNotNeeded(t *testing.T) {
 func TestV3ChecksumBeforeContent(t *testing.T) {
 	f, _ := spectest.SparseV3(1200, 4096, 100)
 	idx := f.Parts[1].Data
-	require.Greater(t, len(idx), 5*16<<10)
+	const window = 8<<10 + 64 // spec's minWindow: refills at about these
+	require.Greater(t, len(idx), 5*window)
 	_, err := spec.ParseV3(f, f.Size)
 	require.NoError(t, err)
-	for _, at := range []int{0, 8, 16, 16 << 10, 16<<10 + 1, 3 * 16 << 10, len(idx) - 1} {
+	for _, at := range []int{0, 8, 16, window - 1, window, window + 1, 3 * window, len(idx) - 1} {
 		for _, bit := range []byte{1, 0x80} {
 			damaged := append([]byte(nil), idx...)
 			damaged[at] ^= bit

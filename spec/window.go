@@ -2,10 +2,19 @@ package spec
 
 import "io"
 
-// windowSize is the read buffer of an index scan. It must exceed the largest
-// encoded entry of either format (v2: 24 + 8192 name bytes; v3: 44 + 8193 +
-// 7), so any entry fits in one window.
-const windowSize = 16 << 10
+// The read buffer of an index scan must hold the largest encoded entry of
+// either format (v2: 24 + 8192 name bytes = 8216; v3: 44 + 8193 + 7 padding
+// = 8240), so any entry fits in one window. Small indexes get just that:
+// the window is a visible share of a parse's allocation there (the goal is
+// at most twice the index size), and it is lent to the duplicate-name check
+// afterwards. Indexes over bigWindowFrom get a larger window, so that a
+// million entries cost about a thousand reads (each a pread on a real
+// file) instead of eight thousand.
+const (
+	minWindow     = 8<<10 + 64
+	bigWindow     = 64 << 10
+	bigWindowFrom = 1 << 20
+)
 
 // window reads the index range [lo, hi) of a file through a fixed buffer, so
 // a parse allocates the buffer and what it decodes, not a copy of the index
@@ -26,11 +35,15 @@ type window struct {
 }
 
 func newWindow(r io.ReaderAt, lo, hi int64) *window {
-	return &window{r: r, lo: lo, hi: hi, buf: make([]byte, min(hi-lo, windowSize))}
+	size := int64(minWindow)
+	if hi-lo > bigWindowFrom {
+		size = bigWindow
+	}
+	return &window{r: r, lo: lo, hi: hi, buf: make([]byte, min(hi-lo, size))}
 }
 
 // at returns the n bytes at file offset off, valid until the next call. The
-// caller guarantees lo <= off, off+n <= hi and n <= windowSize.
+// caller guarantees lo <= off, off+n <= hi and n <= minWindow.
 func (w *window) at(off int64, n int, field string) ([]byte, error) {
 	if off >= w.off && off+int64(n) <= w.off+int64(w.n) {
 		i := off - w.off
@@ -83,4 +96,12 @@ func (w *window) sumRest(field string) (uint32, error) {
 		w.addSum()
 	}
 	return w.sum, nil
+}
+
+// scratch hands the window's buffer to a caller that has finished reading
+// through it (the duplicate-name check uses it as its table) and forgets
+// what it held, so a later at reads again.
+func (w *window) scratch() []byte {
+	w.off, w.n = 0, 0
+	return w.buf
 }
