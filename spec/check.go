@@ -69,9 +69,7 @@ func newNameSet(entries []Entry, name func(*Entry) string) *nameSet {
 // parameter, so tests can run both strategies on small inputs.
 func newNameSetFrom(entries []Entry, name func(*Entry) string, partitionFrom int) *nameSet {
 	s := &nameSet{entries: entries, name: name}
-	// (No index that can be allocated has 2^32 entries; the bound keeps
-	// entry numbers in the pairs' 32 bits regardless.)
-	if n := len(entries); n >= 2 && n >= partitionFrom && uint64(n) <= math.MaxUint32 {
+	if n := len(entries); n >= min(partitionFrom, partitionMin) && uint64(n) <= math.MaxUint32 {
 		// About 1024 entries per bucket; at most 16 of the hash's 32 bits
 		// pick the bucket, the low ones place an entry in its bucket.
 		s.bktBits = uint(max(0, min(bits.Len(uint(n))-10, 16)))
@@ -97,13 +95,30 @@ func (s *nameSet) add(b []byte) {
 // -1, once every entry is added. scratch is memory the check may use (and
 // overwrite) for its table, or nil.
 func (s *nameSet) firstDup(scratch []byte) int {
-	if s.hs32 != nil {
+	switch n := len(s.entries); {
+	case s.hs32 != nil:
 		return s.partitionedDup()
+	case n < partitionMin:
+		return s.directDup(scratch)
+	default:
+		// 2^32 entries or more: no index that can be allocated has that
+		// many, but a plain map keeps the check correct regardless.
+		seen := make(map[string]struct{}, n)
+		for i := range s.entries {
+			k := s.name(&s.entries[i])
+			if _, ok := seen[k]; ok {
+				return i
+			}
+			seen[k] = struct{}{}
+		}
+		return -1
 	}
-	return s.directDup(scratch)
 }
 
-// directDup is firstDup for small sets.
+// directDup is firstDup for small sets: fewer than partitionMin (2^15)
+// entries, so an entry number plus one fits a uint16 slot with at least one
+// bit to spare, and the spare bits keep the top of the name's hash as a
+// tag. A 1,184-entry index needs a 4 KiB table.
 func (s *nameSet) directDup(scratch []byte) int {
 	n := len(s.entries)
 	if n < 2 {
@@ -113,38 +128,29 @@ func (s *nameSet) directDup(scratch []byte) int {
 	for size*3 < n*4 {
 		size <<= 1
 	}
-	var table []uint32 // 0 = empty, else entry number + 1 (and tag)
-	if p := unsafe.SliceData(scratch); len(scratch) >= 4*size && uintptr(unsafe.Pointer(p))%4 == 0 {
-		table = unsafe.Slice((*uint32)(unsafe.Pointer(p)), size)
+	var table []uint16 // 0 = empty, else tag<<idxBits | entry number + 1
+	if p := unsafe.SliceData(scratch); len(scratch) >= 2*size && uintptr(unsafe.Pointer(p))%2 == 0 {
+		table = unsafe.Slice((*uint16)(unsafe.Pointer(p)), size)
 		clear(table)
 	} else {
-		table = make([]uint32, size)
+		table = make([]uint16, size)
 	}
-	mask := uint32(size - 1)
-	tagged := n < 1<<24
+	idxBits := uint(bits.Len(uint(n)))
+	idxMask := uint16(1)<<idxBits - 1
+	mask := uint64(size - 1)
 	for i := range s.entries {
 		name := s.name(&s.entries[i])
 		h := nameHash(unsafe.Slice(unsafe.StringData(name), len(name)))
-		slot, want := uint32(i+1), uint32(0)
-		if tagged {
-			want = uint32(h>>56) << 24
-			slot |= want
-		}
-		p := uint32(h) & mask
+		tag := uint16(h>>(48+idxBits)) << idxBits
+		p := h & mask
 		for v := table[p]; v != 0; v = table[p] {
-			other := v
-			if tagged {
-				other = v & 0xFFFFFF
-				if v&0xFF000000 != want {
-					other = 0 // another hash: no need to compare
-				}
-			}
-			if other != 0 && s.name(&s.entries[other-1]) == name {
+			// A different tag means a different hash: no need to compare.
+			if v&^idxMask == tag && s.name(&s.entries[v&idxMask-1]) == name {
 				return i
 			}
 			p = (p + 1) & mask
 		}
-		table[p] = slot
+		table[p] = tag | uint16(i+1)
 	}
 	return -1
 }

@@ -4,16 +4,18 @@ import "io"
 
 // The read buffer of an index scan must hold the largest encoded entry of
 // either format (v2: 24 + 8192 name bytes = 8216; v3: 44 + 8193 + 7 padding
-// = 8240), so any entry fits in one window. Small indexes get just that:
-// the window is a visible share of a parse's allocation there (the goal is
-// at most twice the index size), and it is lent to the duplicate-name check
-// afterwards. Indexes over bigWindowFrom get a larger window, so that a
-// million entries cost about a thousand reads (each a pread on a real
-// file) instead of eight thousand.
+// = 8240), so any entry fits in one window. A small index starts with 4 KiB,
+// which holds any entry with a name under 4 KiB, and grows to maxEntryWindow
+// at the first entry that needs it: the window is a visible share of a
+// small parse's allocation (the goal is at most twice the index size), and
+// it is lent to the duplicate-name check afterwards. Indexes over
+// bigWindowFrom get a large window, so that a million entries cost about a
+// thousand reads (each a pread on a real file) instead of sixteen thousand.
 const (
-	minWindow     = 8<<10 + 64
-	bigWindow     = 64 << 10
-	bigWindowFrom = 1 << 20
+	smallWindow    = 4 << 10
+	maxEntryWindow = 8<<10 + 64
+	bigWindow      = 64 << 10
+	bigWindowFrom  = 1 << 20
 )
 
 // window reads the index range [lo, hi) of a file through a fixed buffer, so
@@ -35,7 +37,7 @@ type window struct {
 }
 
 func newWindow(r io.ReaderAt, lo, hi int64) *window {
-	size := int64(minWindow)
+	size := int64(smallWindow)
 	if hi-lo > bigWindowFrom {
 		size = bigWindow
 	}
@@ -43,7 +45,7 @@ func newWindow(r io.ReaderAt, lo, hi int64) *window {
 }
 
 // at returns the n bytes at file offset off, valid until the next call. The
-// caller guarantees lo <= off, off+n <= hi and n <= minWindow.
+// caller guarantees lo <= off, off+n <= hi and n <= maxEntryWindow.
 func (w *window) at(off int64, n int, field string) ([]byte, error) {
 	if off >= w.off && off+int64(n) <= w.off+int64(w.n) {
 		i := off - w.off
@@ -52,6 +54,9 @@ func (w *window) at(off int64, n int, field string) ([]byte, error) {
 	// Refill from off, not from the end of the previous window: an entry
 	// that straddled the boundary is read again whole, which costs at most
 	// one entry's bytes per refill and keeps the caller's slice contiguous.
+	if n > len(w.buf) {
+		w.buf = make([]byte, min(w.hi-w.lo, maxEntryWindow))
+	}
 	m := min(int64(len(w.buf)), w.hi-off)
 	if err := readFull(w.r, off, w.buf[:m], field); err != nil {
 		return nil, err
