@@ -80,28 +80,28 @@ type v3Bounds struct {
 	indexLen uint64
 }
 
-// decodeV3Index decodes and validates the index block in w, whose CRC the
-// caller has checked.
-func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
+// decodeV3Index decodes and validates the index block in w, and sums the
+// entries' sizes in the same pass. The caller checks the block's CRC.
+func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err error) {
 	le := binary.LittleEndian
 	end := w.hi
 	pos := w.lo
 	if end-pos < V3IndexHeaderSize {
-		return nil, ferr(pos, "index length", uint64(end-pos), ErrIndexOutOfBounds)
+		return nil, 0, ferr(pos, "index length", uint64(end-pos), ErrIndexOutOfBounds)
 	}
 	h, err := w.at(pos, V3IndexHeaderSize, "index header")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if string(h[:8]) != V3IndexMagic {
-		return nil, ferr(pos, "index magic", le.Uint64(h), ErrBadMagic)
+		return nil, 0, ferr(pos, "index magic", le.Uint64(h), ErrBadMagic)
 	}
 	count := le.Uint64(h[8:])
 	body := uint64(end-pos) - V3IndexHeaderSize
 	// Before allocating: the block must be able to hold count entries of the
 	// minimum size, so Entries is bounded by the file size (G7).
 	if count > body/V3MinEntrySize {
-		return nil, ferr(pos+8, "entry count", count, ErrCountMismatch)
+		return nil, 0, ferr(pos+8, "entry count", count, ErrCountMismatch)
 	}
 	// All names share one buffer, grown once to the most name bytes the
 	// block can hold (and no more than count maximal names), so it is never
@@ -109,10 +109,10 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 	// cost one allocation instead of a million.
 	var names strings.Builder
 	if count > MaxEntries {
-		return nil, ferr(pos+8, "entry count", count, ErrTooManyEntries)
+		return nil, 0, ferr(pos+8, "entry count", count, ErrTooManyEntries)
 	}
 	names.Grow(namesCap(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
-	entries := make([]Entry, count)
+	entries = make([]Entry, count)
 	uniq := newNameSet(entries, parsedV3Name)
 	starts := newStartMap(bd.page, bd.size)
 	pos += V3IndexHeaderSize
@@ -122,14 +122,14 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 			// Fewer entries than declared: a writer that miscounted, or a
 			// count forged to make a reader allocate (it fit the size check
 			// above only because the names are long).
-			return nil, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
+			return nil, 0, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
 		}
 		if rest < V3EntryFixedSize {
-			return nil, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
+			return nil, 0, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
 		}
 		b, err := w.at(pos, V3EntryFixedSize, "entry")
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		e := &entries[i]
 		e.Offset = le.Uint64(b)
@@ -143,25 +143,25 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 		// wrap of ExecuTorch's bounds arithmetic, §8 item 3).
 		nameLen := int64(le.Uint32(b[40:]))
 		if nameLen > rest-V3EntryFixedSize {
-			return nil, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+			return nil, 0, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
 		if nameLen > 2*MaxNameLen+1 {
-			return nil, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
+			return nil, 0, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
 		}
 		size := int64(v3EntrySize(int(nameLen)))
 		if size > rest {
-			return nil, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
+			return nil, 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
 		}
 		b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "entry name")
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		name, pad := b[:nameLen], b[nameLen:]
 		for _, c := range pad {
 			if c != 0 {
 				// Canonical encoding: a file that parses re-encodes to the
 				// same bytes, which the round-trip fuzz target relies on.
-				return nil, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
+				return nil, 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
 			}
 		}
 		// Exactly one separator and a non-empty weight: "ab"+"c" and
@@ -171,32 +171,33 @@ func decodeV3Index(w *window, bd v3Bounds) ([]Entry, error) {
 		// in one scan of the name.
 		sep := bytes.IndexByte(name, 0)
 		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
-			return nil, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
+			return nil, 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
 		start := names.Len()
 		names.Write(name)
 		full := names.String()[start:]
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
 		if err := checkV3Range(e, bd, pos); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		uniq.add(name)
 		starts.add(entries, e)
+		live += e.Size
 		pos += size
 	}
 	if pos != end {
-		return nil, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
+		return nil, 0, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
 	if i := uniq.firstDup(w.scratch()); i >= 0 {
-		return nil, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
+		return nil, 0, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {
-		return nil, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
+		return nil, 0, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
-	return entries, nil
+	return entries, live, nil
 }
 
 // checkV3Range validates one entry's data range: page-aligned, after the

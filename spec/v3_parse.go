@@ -151,7 +151,7 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	// the decoder trusts nothing, and what it allocates is bounded by the
 	// index length before any count is used (G7).
 	w.startSum()
-	entries, decErr := decodeV3Index(w, v3Bounds{
+	entries, live, decErr := decodeV3Index(w, v3Bounds{
 		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
 	})
 	if decErr != nil && !errors.Is(decErr, ErrCorrupt) {
@@ -167,10 +167,7 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	if decErr != nil {
 		return nil, decErr
 	}
-	f := &V3File{Size: size, Commit: c, PageSize: int(c.PageSize), Entries: entries}
-	for i := range entries {
-		f.LiveBytes += entries[i].Size
-	}
+	f := &V3File{Size: size, Commit: c, PageSize: int(c.PageSize), Entries: entries, LiveBytes: live}
 	f.GarbageBytes = usize - page - c.IndexLen - f.LiveBytes
 	return f, nil
 }
