@@ -3,14 +3,17 @@ module github.com/xpwc/xpwc
 go 1.26.0
 
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/cockroachdb/datadriven v1.0.3 // indirect
-	github.com/leanovate/gopter v0.2.11 // indirect
+	github.com/anishathalye/porcupine v1.3.1
+	github.com/cockroachdb/datadriven v1.0.3
+	github.com/leanovate/gopter v0.2.11
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.17.0
+)
+
+require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 )
