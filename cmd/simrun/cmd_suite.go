@@ -206,15 +206,26 @@ func suiteRandom(o suiteOptions) []row {
 	for _, c := range []struct {
 		backend     sim.Backend
 		runs, names int
-	}{{sim.BackendCrashFS, o.randomRuns, 1}, {sim.BackendCrashFS, o.randomRuns / 3, 3}, {sim.BackendOS, o.osRuns, 1}} {
+		faults      string
+	}{
+		{sim.BackendCrashFS, o.randomRuns, 1, ""},
+		{sim.BackendCrashFS, o.randomRuns / 3, 3, ""},
+		{sim.BackendOS, o.osRuns, 1, ""},
+		// Safety under injected I/O errors (I2, I12, G8): every kind of
+		// call may fail; the seed reproduces (randomCalls).
+		{sim.BackendCrashFS, o.randomRuns / 3, 3, "(randomCalls 0.03 11 eio)"},
+	} {
 		if c.runs == 0 {
 			continue
 		}
 		ro := randomOptions{seed: 1, runs: c.runs, steps: o.randomSteps, names: c.names, design: "reference",
-			backend: c.backend, out: os.TempDir()}
+			backend: c.backend, out: os.TempDir(), faults: c.faults}
 		var log strings.Builder
 		s, err := runRandom(&log, ro)
 		r := row{part: "random", name: fmt.Sprintf("reference on %s, %d name(s), %d x %d ops", c.backend, c.names, c.runs, o.randomSteps)}
+		if c.faults != "" {
+			r.name += ", faults " + c.faults
+		}
 		if err != nil {
 			r.result = err.Error()
 		} else {
