@@ -107,10 +107,11 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 
 // ParseV2 reads and validates a v2 file of the given size through r. It
 // never reads outside [0, size), and allocates at most the name bytes of the
-// index, a read window (8 KiB; 64 KiB for an index over 1 MiB), one Entry
-// per V2EntryFixedSize index bytes and a duplicate-name table of at most 12
-// bytes per entry, whatever the footer declares (G7). Every error matches
-// ErrCorrupt unless it is an I/O error from r.
+// index, a read window (4 KiB, grown to 8 KiB for a long entry; 64 KiB for
+// an index over 1 MiB), one Entry per V2EntryFixedSize index bytes, a
+// duplicate-name table of at most 12 bytes per entry and a bitmap of one
+// bit per page before index_start, whatever the footer declares (G7). Every
+// error matches ErrCorrupt unless it is an I/O error from r.
 func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if size < V2FooterSize {
 		return nil, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)

@@ -72,9 +72,10 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 // wrapped with the slot and generation, and still matches the underlying
 // error with errors.Is (G8 tells I/O failure from damage).
 //
-// Allocation is at most the index's name bytes, a read window (8 KiB; 64
-// KiB for an index over 1 MiB), one Entry per V3MinEntrySize index bytes
-// and a duplicate-name table of at most 12 bytes per entry, and the index
+// Allocation is at most the index's name bytes, a read window (4 KiB, 8 KiB
+// for a long entry, 64 KiB for an index over 1 MiB), one Entry per
+// V3MinEntrySize index bytes, a duplicate-name table of at most 12 bytes
+// per entry and a bitmap of one bit per page of the file, and the index
 // must lie inside the file (G7).
 func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 	commits, slotErrs, err := ReadCommitSlots(r, size)
