@@ -159,6 +159,7 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, cr
 	s.Disk.State = DiskValid
 	s.Disk.Idx = idx
 	s.Disk.Garbage = uint8(min(garbage, garbageCap))
+	s.Disk.Volatile = 0 // the commit's fdatasync made every appended byte durable
 	s.GhostValid = true
 	for n := range idx {
 		s.Ghost[n] = idx[n].Identity()

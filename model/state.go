@@ -148,6 +148,12 @@ type Disk struct {
 	State   DiskState
 	Idx     [maxNames]Rec
 	Garbage uint8 // stale or orphaned packings, saturating at garbageCap
+	// Volatile is the part of Garbage appended since the last commit made
+	// the file durable (reservations never inserted, a dead writer's
+	// uncommitted packings): a power loss may take that space back, so it
+	// stops counting then. The cache counts bytes on disk, and an
+	// over-count here would make the model compact where it appends.
+	Volatile uint8
 	// Lock is 1+holder of the writer lock, 0 when free.
 	Lock uint8
 }

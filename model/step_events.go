@@ -41,6 +41,9 @@ func (m machine) crash(dst []Outcome, s *State, op spec.Op) []Outcome {
 			for p := 0; p < m.b.Procs; p++ {
 				m.kill(&out.Next, spec.Proc(p))
 			}
+			d := &out.Next.Disk
+			d.Garbage -= min(d.Volatile, d.Garbage)
+			d.Volatile = 0
 		} else {
 			m.kill(&out.Next, op.Proc)
 		}
@@ -60,6 +63,7 @@ func (m machine) kill(s *State, p spec.Proc) {
 			g++
 		}
 	}
+	s.Disk.Volatile = uint8(min(int(s.Disk.Volatile)+g-int(s.Disk.Garbage), garbageCap))
 	s.Disk.Garbage = uint8(min(g, garbageCap))
 	if s.Disk.Lock == uint8(p)+1 {
 		s.Disk.Lock = 0

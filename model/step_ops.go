@@ -198,6 +198,17 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 			// re-packs after it (G3); a process that loads the file does.
 			pr.Clean = false
 		}
+		if fileBacked := e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted; fileBacked && !e.CurIno {
+			// Served from a mapping of a file no longer at the path (the
+			// file was compacted or replaced since): if the file now there
+			// does not hold these bytes intact, this launch did not see
+			// what the next one will load, so it is not the launch after
+			// which every launch hits (G3; found by random lockstep runs
+			// with an early compaction before a foreign write).
+			if d := o.Next.Disk.Idx[n]; o.Next.Disk.State != DiskValid || d.Identity() != e.Rec.Identity() || d&recCorrupt != 0 {
+				pr.Clean = false
+			}
+		}
 		if e.Status == spec.EntryLoaded {
 			o.Events |= EvtWarmHit
 		}
@@ -262,6 +273,7 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 		if e.Place == spec.PlaceFile {
 			s := &o.Next
 			s.Disk.Garbage = uint8(min(int(s.Disk.Garbage)+1, garbageCap))
+			s.Disk.Volatile = uint8(min(int(s.Disk.Volatile)+1, garbageCap))
 		}
 		e.Hold |= 1 << pr.Prog
 		e.Verified = true
