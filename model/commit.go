@@ -66,6 +66,13 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 			e := &pr.Ents[n]
 			if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
 				idx[n] = e.Rec
+				if d := s.Disk.Idx[n]; d.Identity() == e.Rec.Identity() {
+					// The index names the bytes in the file at the path,
+					// which the instance re-read when it took the lock;
+					// its own mapping may be of an older file (compacted
+					// since) and hold them intact.
+					idx[n] = e.Rec&^recCorrupt | d&recCorrupt
+				}
 			}
 		}
 	}
@@ -147,6 +154,18 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, cr
 		replace = true
 		fresh = 0
 		o.Events |= EvtCompact
+		// The rewrite copies each packing from the committer's mapping of
+		// it: bytes a foreign write changed in the file are copied intact
+		// from a mapping of the old file, and changed ones from a mapping
+		// of the current file (still caught by their checksum, G1).
+		pr := &s.Procs[p]
+		for n := range idx {
+			e := &pr.Ents[n]
+			held := (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired
+			if idx[n].Present() && held && e.Rec.Identity() == idx[n].Identity() {
+				idx[n] = idx[n]&^recCorrupt | e.Rec&recCorrupt
+			}
+		}
 	}
 	if replace {
 		garbage = 0
