@@ -35,6 +35,7 @@ func (r *Runner) matchCompaction(prev model.State, out model.Outcome, cache bool
 		}
 		if outs := model.Step(&r.design, r.bounds, prev, op); len(outs) == 1 &&
 			outs[0].Events&model.EvtCompact != 0 == cache {
+			r.diverted = true
 			return outs[0], nil
 		}
 		if r.inj != nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -92,6 +93,12 @@ func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
 			// The branch the commit took (see matchCompaction), so that
 			// the sequence, and any scenario written from it, replays.
 			ops[i].Branch = r.last.Branch
+		}
+		var h *HarnessError
+		if err != nil && r.diverted && errors.As(err, &h) && h.Msg == msgNotEnabled {
+			// Generated for the model's own compaction decisions: after an
+			// adopted one, an op the model no longer enables is skipped.
+			continue
 		}
 		if err != nil {
 			return err

@@ -50,7 +50,10 @@ type Runner struct {
 	// adopt: a commit takes the cache's compaction decision (generated
 	// sequences); otherwise the op must name it (scenario files).
 	adopt bool
-	last  spec.Op // the last op performed, with the branch it took
+	// diverted: a commit took a branch the generator's model did not, so
+	// later generated ops may not be enabled any more.
+	diverted bool
+	last     spec.Op // the last op performed, with the branch it took
 }
 
 // NewRunner returns a runner on the reference design with the model's
@@ -163,6 +166,8 @@ func normalize(fields []string) string {
 	return strings.Join(fields, " ")
 }
 
+const msgNotEnabled = "not enabled in this state of the model"
+
 // Step performs one lifecycle op in the model and, in lockstep, on the
 // cache, and compares their observable results.
 func (r *Runner) Step(op spec.Op) (string, error) {
@@ -173,7 +178,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	outs := model.Step(&r.design, r.bounds, r.st, op)
 	switch {
 	case len(outs) == 0:
-		return "", &HarnessError{Op: op, Msg: "not enabled in this state of the model"}
+		return "", &HarnessError{Op: op, Msg: msgNotEnabled}
 	case len(outs) > 1:
 		var bs []string
 		for _, o := range outs {
