@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 )
@@ -168,8 +169,8 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		// never persisted. Both names must be valid tensor names (at most
 		// MaxNameLen, no separator). This is SplitName and ValidTensorName
 		// in one scan of the name.
-		sep, one := singleNUL(name)
-		if !one || sep == 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen {
+		sep := bytes.IndexByte(name, 0)
+		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
 			return nil, 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
 		start := names.Len()
