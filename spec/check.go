@@ -17,8 +17,9 @@ import (
 // them in the order docs/format.md lists the checks.
 
 // partitionMin is the entry count from which a nameSet partitions hashes
-// before looking for equal names: its direct table would be 128 KiB or more,
-// past the fast caches.
+// before looking for equal names: its direct table would be 64 KiB or more,
+// past the fast caches. It also keeps entry numbers of the direct table in
+// 15 bits.
 const partitionMin = 1 << 15
 
 // nameSet finds the first entry whose name repeats an earlier one. A Go
@@ -27,12 +28,13 @@ const partitionMin = 1 << 15
 // only when their hashes agree.
 //
 // Below partitionMin entries it is, once all entries are decoded, one
-// open-addressing table of uint32 slots (load factor at most 3/4). While
-// entry numbers fit in 24 bits each slot also keeps 8 bits of the hash, so
-// a probe that meets another name almost never has to fetch that entry to
-// compare strings. The table borrows the memory of the decoder's read
-// window when it fits (a 1,184-entry index needs 8 KiB), which keeps a
-// small parse's allocation near its floor, the entries and their names.
+// open-addressing table of uint16 slots (load factor at most 3/4): the
+// entry number plus one, and in the bits it leaves free the top of the
+// name's hash, so a probe that meets another name almost never has to fetch
+// that entry to compare strings. The table borrows the memory of the
+// decoder's read window when it fits (a 1,184-entry index needs 4 KiB),
+// which keeps a small parse's allocation near its floor, the entries and
+// their names.
 //
 // From partitionMin entries on, such a table is larger than the caches and
 // every insertion is a memory miss (at a million entries that was a third
@@ -42,7 +44,9 @@ const partitionMin = 1 << 15
 // about a thousand (a counting sort: one sequential read, and writes to a
 // thousand sequential streams), and each bucket is checked with a small
 // table that stays in the L1 cache. That is 12 bytes per entry against the
-// direct table's 4 to 8. (Partitioning the pairs in place saved 4 bytes
+// direct table's 2 to 4, plus the bucket table, sized for the largest
+// bucket: a few KiB, or up to 8 bytes per entry if a forged index puts
+// every name in one bucket (its hashes are public). (Partitioning the pairs in place saved 4 bytes
 // but chained dependent cache misses and was slower than the direct table;
 // inserting into the direct table in batches, loading each batch's first
 // probes together so that their misses overlapped, helped less.)

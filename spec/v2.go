@@ -109,7 +109,7 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 // never reads outside [0, size), and allocates at most the name bytes of the
 // index, a read window (4 KiB, grown to 8 KiB for a long entry; 64 KiB for
 // an index over 1 MiB), one Entry per V2EntryFixedSize index bytes, a
-// duplicate-name table of at most 12 bytes per entry and a bitmap of one
+// duplicate-name table of at most 20 bytes per entry and a bitmap of one
 // bit per page before index_start, whatever the footer declares (G7). Every
 // error matches ErrCorrupt unless it is an I/O error from r.
 func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {

@@ -74,7 +74,7 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 //
 // Allocation is at most the index's name bytes, a read window (4 KiB, 8 KiB
 // for a long entry, 64 KiB for an index over 1 MiB), one Entry per
-// V3MinEntrySize index bytes, a duplicate-name table of at most 12 bytes
+// V3MinEntrySize index bytes, a duplicate-name table of at most 20 bytes
 // per entry and a bitmap of one bit per page of the file, and the index
 // must lie inside the file (G7).
 func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
