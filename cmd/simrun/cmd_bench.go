@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -94,17 +93,12 @@ type benchReport struct {
 // directory, with progress on stderr. Exit 0 when every step behaved (warm
 // launches hit everything); 1 when a step did not, or failed; 2 usage.
 func cmdBench(e *env, args []string) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "bench", "simrun bench [--preset small|llama-1184] [--json]")
 	preset := fs.String("preset", runtime.PresetSmall, "preset: "+strings.Join(runtime.Presets(), " or "))
 	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 3 for llama-1184)")
 	relaunches := fs.Int("relaunches", 100, "warm relaunches for the growth measurement (G4)")
 	dir := fs.String("dir", "", "directory for the cache file (default: a new temporary directory, removed after)")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun bench [--preset small|llama-1184] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -52,8 +51,7 @@ type violationJSON struct {
 // violation was found (--design), or that the expectations of --all did not
 // hold.
 func cmdExplore(e *env, args []string) int {
-	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json] [bounds]")
 	def := model.DefaultBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored")
@@ -69,10 +67,6 @@ func cmdExplore(e *env, args []string) int {
 	all := fs.Bool("all", false, "explore every design and print a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json] [bounds]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -73,31 +72,18 @@ type entryReport struct {
 // it loads, every entry, and every problem by name. Exit 0 valid, 1 invalid
 // or unreadable, 2 usage.
 func cmdInspect(e *env, args []string) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json]")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun inspect FILE [--json]")
-		fs.PrintDefaults()
-	}
-	// Flags may come before or after FILE: parse, take one positional, and
-	// parse what follows it again.
-	if err := fs.Parse(args); err != nil {
+	// Flags may come before or after FILE.
+	rest, ok := parseInterspersed(fs, args)
+	if !ok {
 		return exitUsage
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
+	if len(rest) != 1 {
 		fs.Usage()
 		return exitUsage
 	}
 	path := rest[0]
-	if err := fs.Parse(rest[1:]); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
-	}
 
 	rep, err := inspectPath(path)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 
@@ -28,13 +27,8 @@ type kernelInfo struct {
 // cache entry packed by each must carry (G1), so an engineer can compare
 // them with what a cache file holds.
 func cmdKernels(e *env, args []string) int {
-	fs := flag.NewFlagSet("kernels", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "kernels", "simrun kernels [--json]")
 	asJSON := fs.Bool("json", false, "print a JSON list instead of a table")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun kernels [--json]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,8 +61,7 @@ type launchReport struct {
 // whatever happened to the cache (G8); 1 if inference or --verify failed;
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
-	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
@@ -72,10 +70,6 @@ func cmdLaunch(e *env, args []string) int {
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

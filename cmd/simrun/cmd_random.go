@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,8 +34,7 @@ type randomSummary struct {
 // cmdRandom runs seeded random op sequences in lockstep; a failure is
 // shrunk by delta debugging and written as a scenario file.
 func cmdRandom(e *env, args []string) int {
-	fs := flag.NewFlagSet("random", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "random", "simrun random [--seed S] [--steps N] [--runs R] [--names N] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]")
 	var o randomOptions
 	var backend string
 	fs.IntVar(&o.seed, "seed", 1, "seed of the first run; run i uses seed+i")
@@ -48,10 +46,6 @@ func cmdRandom(e *env, args []string) int {
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures")
 	fs.BoolVar(&o.verbose, "v", false, "print one line per run")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun random [--seed S] [--steps N] [--runs R] [--names N] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/xpwc/xpwc/sim"
@@ -15,16 +13,10 @@ import (
 // cache (docs/scenarios.md). Each file runs on every backend it supports,
 // or on the one --backend names.
 func cmdReplay(e *env, args []string) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet(e, "replay", "simrun replay [-v] [--rewrite] [--backend NAME] FILE|DIR|embedded ...", "  embedded (or --embedded) replays the scenario suite compiled into simrun")
 	verbose := fs.Bool("v", false, "print every step with the model's state and the cache's observable state")
 	backend := fs.String("backend", "", "run only on this backend: crashfs, os or model (default: every backend a file supports)")
 	rewrite := fs.Bool("rewrite", false, "write the outputs into the files (not embedded ones) where they differ; refused for a file with a divergence or an error")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: simrun replay [-v] [--rewrite] [--backend NAME] FILE|DIR|embedded ...")
-		fmt.Fprintln(e.stderr, "  embedded (or --embedded) replays the scenario suite compiled into simrun")
-		fs.PrintDefaults()
-	}
 	paths, ok := parseInterspersed(fs, args, "embedded", "--embedded")
 	if !ok {
 		return exitUsage
@@ -111,30 +103,6 @@ func printReport(w io.Writer, rep sim.Report) {
 
 func indent(s string) string {
 	return "       " + strings.ReplaceAll(s, "\n", "\n       ")
-}
-
-// parseInterspersed parses flags that may come before, between or after
-// positional arguments (package flag stops at the first positional one).
-// Arguments listed in literal are positional even when they look like
-// flags.
-func parseInterspersed(fs *flag.FlagSet, args []string, literal ...string) ([]string, bool) {
-	var pos []string
-	for len(args) > 0 {
-		if slices.Contains(literal, args[0]) {
-			pos = append(pos, args[0])
-			args = args[1:]
-			continue
-		}
-		if err := fs.Parse(args); err != nil {
-			return nil, false
-		}
-		args = fs.Args()
-		if len(args) > 0 && !slices.Contains(literal, args[0]) {
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
-	}
-	return pos, true
 }
 
 // rewriteFile writes the outputs of rep's mismatched directives into f.
