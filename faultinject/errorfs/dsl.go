@@ -28,37 +28,28 @@ import (
 // msync mprotect munmap).
 
 // Parse reads one injector. Errors wrap ErrSyntax.
-func Parse(s string) (Injector, error) {
-	toks, err := tokenize(s)
-	if err != nil {
-		return nil, err
-	}
-	p := &parser{toks: toks}
-	n, err := p.node()
-	if err != nil {
-		return nil, err
-	}
-	if p.pos != len(p.toks) {
-		return nil, fmt.Errorf("%w: trailing %q", ErrSyntax, p.toks[p.pos])
-	}
-	return injector(n)
-}
+func Parse(s string) (Injector, error) { return parseWhole(s, injector) }
 
 // ParsePredicate reads one predicate. Errors wrap ErrSyntax.
-func ParsePredicate(s string) (Predicate, error) {
+func ParsePredicate(s string) (Predicate, error) { return parseWhole(s, predicate) }
+
+// parseWhole reads exactly one expression from s, so a flag value with a
+// typo after the closing parenthesis is an error rather than silently cut.
+func parseWhole[T any](s string, conv func(node) (T, error)) (T, error) {
+	var zero T
 	toks, err := tokenize(s)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	p := &parser{toks: toks}
 	n, err := p.node()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	if p.pos != len(p.toks) {
-		return nil, fmt.Errorf("%w: trailing %q", ErrSyntax, p.toks[p.pos])
+		return zero, fmt.Errorf("%w: trailing %q", ErrSyntax, p.toks[p.pos])
 	}
-	return predicate(n)
+	return conv(n)
 }
 
 // node is an atom (list == nil) or a list whose first element is an atom.
@@ -237,13 +228,9 @@ func injector(n node) (Injector, error) {
 		}
 		return InjectRandomly(prob, seed, pr, inj), nil
 	case "any":
-		injs := make([]Injector, 0, len(args))
-		for _, a := range args {
-			inj, err := injector(a)
-			if err != nil {
-				return nil, err
-			}
-			injs = append(injs, inj)
+		injs, err := each(args, injector)
+		if err != nil {
+			return nil, err
 		}
 		return Any(injs...), nil
 	case "counter", "toggle":
@@ -260,6 +247,19 @@ func injector(n node) (Injector, error) {
 		return NewToggle(inj), nil
 	}
 	return nil, fmt.Errorf("%w: unknown injector %s", ErrSyntax, n)
+}
+
+// each converts every argument, stopping at the first error.
+func each[T any](args []node, conv func(node) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(args))
+	for _, a := range args {
+		v, err := conv(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func optPredInj(args []node) (Predicate, Injector, error) {
@@ -313,13 +313,9 @@ func predicate(n node) (Predicate, error) {
 		}
 		return PathMatch(s), nil
 	case "and", "or":
-		ps := make([]Predicate, 0, len(args))
-		for _, a := range args {
-			pr, err := predicate(a)
-			if err != nil {
-				return nil, err
-			}
-			ps = append(ps, pr)
+		ps, err := each(args, predicate)
+		if err != nil {
+			return nil, err
 		}
 		if n.head() == "and" {
 			return And(ps...), nil
