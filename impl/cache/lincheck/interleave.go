@@ -96,23 +96,17 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 	case x < 70 && len(cl.mine) > 0:
 		r.checkBytes(cl.mine[rng.IntN(len(cl.mine))])
 	case x < 74:
-		p := r.rec.Call(c, Input{Kind: KindSave})
-		p.Return(Output{Err: Classify(r.t.Save())})
+		r.errOnly(c, Input{Kind: KindSave})
 	case x < 76:
-		p := r.rec.Call(c, Input{Kind: KindCompact})
-		p.Return(Output{Err: Classify(r.t.Compact())})
+		r.errOnly(c, Input{Kind: KindCompact})
 	case x < 79:
-		p := r.rec.Call(c, Input{Kind: KindInvalidate, Name: n})
-		p.Return(Output{Err: Classify(r.t.Invalidate(Key(n, 0).Weight))})
+		r.errOnly(c, Input{Kind: KindInvalidate, Name: n})
 	case x < 86:
-		p := r.rec.Call(c, Input{Kind: KindDelete, Program: q})
-		p.Return(Output{Err: Classify(r.t.DeleteProgram(programName(q)))})
+		r.errOnly(c, Input{Kind: KindDelete, Program: q})
 	case x < 93:
-		p := r.rec.Call(c, Input{Kind: KindInit, Program: q})
-		p.Return(Output{Err: Classify(r.t.InitializeForProgram(programName(q)))})
+		r.errOnly(c, Input{Kind: KindInit, Program: q})
 	default:
-		p := r.rec.Call(c, Input{Kind: KindFinalize})
-		p.Return(Output{Err: Classify(r.t.Finalize())})
+		r.errOnly(c, Input{Kind: KindFinalize})
 	}
 }
 

@@ -163,24 +163,18 @@ func (r *runner) client(ctx context.Context, c int) {
 			hd := mine[rng.IntN(len(mine))]
 			r.checkBytes(hd)
 		case x < 74:
-			p := r.rec.Call(c, Input{Kind: KindSave})
-			p.Return(Output{Err: Classify(r.t.Save())})
+			r.errOnly(c, Input{Kind: KindSave})
 		case x < 76:
-			p := r.rec.Call(c, Input{Kind: KindCompact})
-			p.Return(Output{Err: Classify(r.t.Compact())})
+			r.errOnly(c, Input{Kind: KindCompact})
 		case x < 79:
-			p := r.rec.Call(c, Input{Kind: KindInvalidate, Name: n})
-			p.Return(Output{Err: Classify(r.t.Invalidate(Key(n, 0).Weight))})
+			r.errOnly(c, Input{Kind: KindInvalidate, Name: n})
 		case x < 86:
-			p := r.rec.Call(c, Input{Kind: KindDelete, Program: q})
-			p.Return(Output{Err: Classify(r.t.DeleteProgram(programName(q)))})
+			r.errOnly(c, Input{Kind: KindDelete, Program: q})
 		case x < 93:
-			p := r.rec.Call(c, Input{Kind: KindInit, Program: q})
-			p.Return(Output{Err: Classify(r.t.InitializeForProgram(programName(q)))})
+			r.errOnly(c, Input{Kind: KindInit, Program: q})
 		default:
 			r.gate.Lock()
-			p := r.rec.Call(c, Input{Kind: KindFinalize})
-			p.Return(Output{Err: Classify(r.t.Finalize())})
+			r.errOnly(c, Input{Kind: KindFinalize})
 			r.gate.Unlock()
 		}
 	}
@@ -218,6 +212,31 @@ func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
 	}
 	r.checkBytes(held{h, n, v})
 	return h, true
+}
+
+// errOnly records and performs one of the operations whose only result
+// is an error. The call is recorded before the target runs and the return
+// after, so the history interval covers the whole operation.
+func (r *runner) errOnly(c int, in Input) {
+	p := r.rec.Call(c, in)
+	var err error
+	switch in.Kind {
+	case KindSave:
+		err = r.t.Save()
+	case KindCompact:
+		err = r.t.Compact()
+	case KindInvalidate:
+		err = r.t.Invalidate(Key(in.Name, 0).Weight)
+	case KindDelete:
+		err = r.t.DeleteProgram(programName(in.Program))
+	case KindInit:
+		err = r.t.InitializeForProgram(programName(in.Program))
+	case KindFinalize:
+		err = r.t.Finalize()
+	default:
+		panic(fmt.Sprintf("lincheck: %v has more results than an error", in.Kind))
+	}
+	p.Return(Output{Err: Classify(err)})
 }
 
 func (r *runner) reserveOnly(c, n int) {
