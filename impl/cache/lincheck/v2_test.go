@@ -11,6 +11,28 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
+// packAndInsert is a packer's path for lincheck name n, variant 0:
+// reserve, pack, insert.
+func packAndInsert(t *testing.T, c *cache.Cache, n int) {
+	t.Helper()
+	buf, err := c.ReserveSpace(lincheck.Size(n))
+	require.NoError(t, err)
+	lincheck.Pack(buf, n, 0)
+	_, err = c.LookUpOrInsert(lincheck.Key(n, 0), buf)
+	require.NoError(t, err)
+}
+
+// reopen is the next launch: it opens the file again and initializes
+// program "p". The cache is closed when the test ends.
+func reopen(t *testing.T, opts cache.Options) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	require.NoError(t, c.InitializeForProgram("p"))
+	return c
+}
+
 // TestV2InvalidateLoadedEntry: Invalidate must drop an entry whatever
 // format it was loaded from (G3: a changed source re-packs). A v2 file
 // stores only the concatenated weight and bias names, so an entry loaded
@@ -25,18 +47,11 @@ func TestV2InvalidateLoadedEntry(t *testing.T) {
 		c, err := cache.Open(opts)
 		require.NoError(t, err)
 		require.NoError(t, c.InitializeForProgram("p"))
-		buf, err := c.ReserveSpace(lincheck.Size(0))
-		require.NoError(t, err)
-		lincheck.Pack(buf, 0, 0)
-		_, err = c.LookUpOrInsert(k, buf)
-		require.NoError(t, err)
+		packAndInsert(t, c, 0)
 		require.NoError(t, c.Finalize())
 		require.NoError(t, c.Close())
 	}
-	c, err := cache.Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
-	require.NoError(t, c.InitializeForProgram("p"))
+	c := reopen(t, opts)
 	require.Equal(t, cache.LoadOK, c.Stats().Load)
 	_, hit := c.LookUp(k)
 	require.True(t, hit, "the committed entry loads")
@@ -63,11 +78,7 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	c, err := cache.Open(opts)
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("p"))
-	buf, err := c.ReserveSpace(lincheck.Size(0))
-	require.NoError(t, err)
-	lincheck.Pack(buf, 0, 0)
-	_, err = c.LookUpOrInsert(k, buf)
-	require.NoError(t, err)
+	packAndInsert(t, c, 0)
 	require.NoError(t, c.Save())
 	// A packer reserves and fails: the space is never inserted.
 	_, err = c.ReserveSpace(lincheck.Size(1))
@@ -75,10 +86,7 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	require.NoError(t, c.Finalize())
 	require.NoError(t, c.Close())
 
-	c, err = cache.Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
-	require.NoError(t, c.InitializeForProgram("p"))
+	c = reopen(t, opts)
 	require.Equal(t, cache.LoadOK, c.Stats().Load, "load error: %v", c.Stats().LoadErr)
 	_, hit := c.LookUp(k)
 	require.True(t, hit, "a saved entry was lost")
@@ -98,11 +106,7 @@ func TestV2CommitAfterEmptyIndex(t *testing.T) {
 	c, err := cache.Open(opts)
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("p"))
-	buf, err := c.ReserveSpace(lincheck.Size(0))
-	require.NoError(t, err)
-	lincheck.Pack(buf, 0, 0)
-	_, err = c.LookUpOrInsert(k0, buf)
-	require.NoError(t, err)
+	packAndInsert(t, c, 0)
 	require.NoError(t, c.Save())
 	buf1, err := c.ReserveSpace(lincheck.Size(1)) // the session goes on
 	require.NoError(t, err)
@@ -119,10 +123,7 @@ func TestV2CommitAfterEmptyIndex(t *testing.T) {
 	onHeap := st.HeapBytes[cache.HeapWriteFailed] > 0
 	require.NoError(t, c.Close())
 
-	c, err = cache.Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
-	require.NoError(t, c.InitializeForProgram("p"))
+	c = reopen(t, opts)
 	_, hit := c.LookUp(k1)
 	if onHeap {
 		require.False(t, hit)
