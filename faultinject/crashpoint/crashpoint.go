@@ -163,10 +163,7 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 
 	for n := 0; n <= rep.Ops; n++ {
 		rep.CrashPoints++
-		last := "start"
-		if n > 0 {
-			last = log[n-1].Op.String()
-		}
+		last := lastOp(log, n)
 		var mustHit []spec.Key
 		for _, s := range saves {
 			if s.at <= n {
@@ -196,7 +193,7 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 				rep.Violations = append(rep.Violations, v)
 			}
 		}
-		if u := fsys.LossUnits(); u < 62 && 1<<u <= cfg.Outcomes {
+		if cfg.exhaustive(fsys) {
 			rep.Exhaustive++
 		}
 		check(fsys.ProcessCrash(), "process")
@@ -209,7 +206,21 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 	return rep, nil
 }
 
-func (c Config) compactRatio() float64 { return c.CompactGarbageRatio }
+// lastOp names the last call that took effect at crash point n of log.
+func lastOp(log []crashfs.LogEntry, n int) string {
+	if n == 0 {
+		return "start"
+	}
+	return log[n-1].Op.String()
+}
+
+// exhaustive reports whether PowerLossOutcomes enumerates every outcome of
+// fsys rather than sampling them: 2^units <= Outcomes (the u < 62 bound
+// keeps the shift from overflowing).
+func (c Config) exhaustive(fsys *crashfs.FS) bool {
+	u := fsys.LossUnits()
+	return u < 62 && 1<<u <= c.Outcomes
+}
 
 func wrap(cfg Config, fsys *crashfs.FS) vfs.FS {
 	if cfg.Wrap == nil {

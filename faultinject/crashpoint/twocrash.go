@@ -16,7 +16,7 @@ import (
 // left unsynced. Recovery checks G1 and G3 as in Enumerate.
 func TwoCrashes(cfg Config, w Workload, next []spec.Key) (Report, error) {
 	rep := Report{Workload: w.Name + "+crash+" + "launch+power", Format: cfg.Format}
-	opts := cache.Options{Path: Path, Format: cfg.Format, CompactGarbageRatio: cfg.compactRatio()}
+	opts := cache.Options{Path: Path, Format: cfg.Format, CompactGarbageRatio: cfg.CompactGarbageRatio}
 	fsys, base, err := prepare(cfg, w, opts)
 	if err != nil {
 		return rep, err
@@ -28,10 +28,7 @@ func TwoCrashes(cfg Config, w Workload, next []spec.Key) (Report, error) {
 	rep.Ops = len(log)
 	for n := 0; n <= rep.Ops; n++ {
 		rep.CrashPoints++
-		last := "start"
-		if n > 0 {
-			last = log[n-1].Op.String()
-		}
+		last := lastOp(log, n)
 		fsys, _, err := prepare(cfg, w, opts)
 		if err != nil {
 			return rep, err
@@ -48,7 +45,7 @@ func TwoCrashes(cfg Config, w Workload, next []spec.Key) (Report, error) {
 		if r.Committed && len(r.Stats.HeapBytes) == 0 && r.Stats.FallbackErr == nil {
 			mustHit = next
 		}
-		if u := after.LossUnits(); u < 62 && 1<<u <= cfg.Outcomes {
+		if cfg.exhaustive(after) {
 			rep.Exhaustive++
 		}
 		i := 0
