@@ -75,15 +75,7 @@ func FullDisk(cfg Config, step int64) (FullDiskReport, error) {
 			if r.Stats.FallbackErr != nil || r.Stats.CommitErr != nil || len(r.Stats.HeapBytes) > 0 {
 				rep.Fallbacks++
 			}
-			switch {
-			case r.Stats.CommitErr != nil:
-				saved = withoutWeights(saved, r.Misses)
-			case !r.Committed || len(r.Misses) == 0:
-			case len(r.Stats.HeapBytes) == 0 && r.Stats.FallbackErr == nil:
-				saved = ks
-			default:
-				saved = withoutWeights(saved, r.Misses)
-			}
+			saved, _ = savedAfter(saved, ks, r)
 		}
 		fsys.SetCapacity(0)
 		keys := k2

@@ -98,30 +98,15 @@ func RandomRuns(cfg Config, runs int, p float64) (RandomReport, error) {
 			for _, k := range r.Wrong {
 				add(Violation{Guarantee: "G1", Crash: fmt.Sprintf("step %d", i), Detail: "faulted launch served wrong bytes for " + keyName(k)})
 			}
-			switch {
-			case r.Stats.CommitErr != nil:
-				// A commit that failed after its commit point was written
-				// (the fsync after the slot write, or the directory fsync
-				// after the rename) may still have taken effect: G2 allows
-				// the previous index or the new one. The entries it
-				// re-packed are no longer required to be the saved ones.
-				saved = withoutWeights(saved, r.Misses)
-			case !r.Committed || !(st.compact || len(r.Misses) > 0):
-				// Nothing new committed: the previous save stands.
-			case st.compact:
+			if st.compact && r.Committed && r.Stats.CommitErr == nil {
 				// A compaction keeps what the file holds: the keys that hit.
 				saved = r.Hits
 				rep.Saves++
-			case len(r.Stats.HeapBytes) == 0 && r.Stats.FallbackErr == nil:
-				saved = st.keys
+				continue
+			}
+			var all bool
+			if saved, all = savedAfter(saved, st.keys, r); all {
 				rep.Saves++
-			default:
-				// Some packings fell back (to heap, or stayed out of the
-				// commit because their data could not be made durable,
-				// with the reason in FallbackErr), while others replaced
-				// saved entries: only the saved entries this launch did
-				// not re-pack are still known to be on disk.
-				saved = withoutWeights(saved, r.Misses)
 			}
 		}
 		rep.Injected += ctr.Count()
@@ -145,6 +130,33 @@ func RandomRuns(cfg Config, runs int, p float64) (RandomReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// savedAfter is what is known to be saved (G2) after a launch over ks that
+// returned r, given what was saved before it; all reports whether the launch
+// saved every key of ks.
+func savedAfter(saved, ks []spec.Key, r LaunchResult) (next []spec.Key, all bool) {
+	switch {
+	case r.Stats.CommitErr != nil:
+		// A commit that failed after its commit point was written (the
+		// fsync after the slot write, or the directory fsync after the
+		// rename) may still have taken effect: G2 allows the previous
+		// index or the new one. The entries it re-packed are no longer
+		// required to be the saved ones.
+		return withoutWeights(saved, r.Misses), false
+	case !r.Committed || len(r.Misses) == 0:
+		// Nothing new committed: the previous save stands.
+		return saved, false
+	case len(r.Stats.HeapBytes) == 0 && r.Stats.FallbackErr == nil:
+		return ks, true
+	default:
+		// Some packings fell back (to heap, or stayed out of the commit
+		// because their data could not be made durable, with the reason
+		// in FallbackErr), while others replaced saved entries: only the
+		// saved entries this launch did not re-pack are still known to
+		// be on disk.
+		return withoutWeights(saved, r.Misses), false
+	}
 }
 
 // withoutWeights drops from ks the keys whose weight name is in drop.

@@ -52,13 +52,8 @@ func TestRandomHistories(t *testing.T) {
 				t.Fatalf("run %d step %d: launch failed (G8): %v", run, step, err)
 			case len(r.Wrong) > 0:
 				t.Fatalf("run %d step %d: wrong bytes (G1)", run, step)
-			case r.Stats.CommitErr != nil:
-				saved = withoutWeights(saved, r.Misses)
-			case !r.Committed || len(r.Misses) == 0:
-			case len(r.Stats.HeapBytes) == 0 && r.Stats.FallbackErr == nil:
-				saved = ks
 			default:
-				saved = withoutWeights(saved, r.Misses)
+				saved, _ = savedAfter(saved, ks, r)
 			}
 			if !crashed && rng.IntN(4) != 0 {
 				continue
