@@ -21,33 +21,15 @@ import (
 // of file (or its temporary files).
 func privateDirty(t *testing.T, file string) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	require.NoError(t, err)
-	defer f.Close()
-	var total int64
-	match := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
-		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			path := ""
-			if len(fields) >= 6 {
-				path = fields[5]
-			}
-			// A cold cache packs into "<file>.tmp-*" until its commit
-			// renames it.
-			match = path == file || strings.HasPrefix(path, file+".tmp-")
-			continue
+	return smapsPrivateDirty(t, func(fields []string) bool {
+		path := ""
+		if len(fields) >= 6 {
+			path = fields[5]
 		}
-		if match && len(fields) == 3 && fields[0] == "Private_Dirty:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			require.NoError(t, err)
-			total += kb << 10
-		}
-	}
-	require.NoError(t, sc.Err())
-	return total
+		// A cold cache packs into "<file>.tmp-*" until its commit
+		// renames it.
+		return path == file || strings.HasPrefix(path, file+".tmp-")
+	})
 }
 
 // G5: after Finalize the packed weights of a file-backed cache are clean
@@ -117,6 +99,25 @@ func TestG5CleanPagesAfterFinalize(t *testing.T) {
 // whatever else those mappings hold.
 func privateDirtyAround(t *testing.T, bufs [][]byte) int64 {
 	t.Helper()
+	return smapsPrivateDirty(t, func(fields []string) bool {
+		lo, hi, _ := strings.Cut(fields[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		require.NoError(t, errors.Join(err1, err2))
+		for _, b := range bufs {
+			if p := uint64(uintptrOf(b)); p >= start && p < end {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// smapsPrivateDirty sums Private_Dirty (bytes) over the mappings of this
+// process for which accepts, given the fields of the mapping's
+// header line ("start-end perms offset dev inode [path]"), returns true.
+func smapsPrivateDirty(t *testing.T, accepts func(fields []string) bool) int64 {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	require.NoError(t, err)
 	defer f.Close()
@@ -126,17 +127,7 @@ func privateDirtyAround(t *testing.T, bufs [][]byte) int64 {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			lo, hi, _ := strings.Cut(fields[0], "-")
-			start, err1 := strconv.ParseUint(lo, 16, 64)
-			end, err2 := strconv.ParseUint(hi, 16, 64)
-			require.NoError(t, errors.Join(err1, err2))
-			match = false
-			for _, b := range bufs {
-				if p := uint64(uintptrOf(b)); p >= start && p < end {
-					match = true
-					break
-				}
-			}
+			match = accepts(fields)
 			continue
 		}
 		if match && len(fields) == 3 && fields[0] == "Private_Dirty:" {
