@@ -16,17 +16,7 @@ func (k *Kernel) packF32Generic(dst []byte, n, kdim int, w, bias []float32) {
 	steps := l.kStride(kdim) / l.kr
 	for n0 := 0; n0 < n; n0 += l.nr {
 		panel := u32s(dst[n0/l.nr*pb : (n0/l.nr+1)*pb])
-		pbias := panel[bo/4 : bo/4+l.nr]
-		for j := range pbias {
-			switch {
-			case n0+j >= n:
-				pbias[j] = l.pad
-			case bias != nil:
-				pbias[j] = math.Float32bits(bias[n0+j])
-			default:
-				pbias[j] = 0
-			}
-		}
+		writeBias(panel[bo/4:bo/4+l.nr], n0, min(l.nr, n-n0), bias, l.pad)
 		pw := panel[wo/4 : wo/4+steps*l.nr*l.kr]
 		for s := 0; s < steps; s++ {
 			for j := 0; j < l.nr; j++ {
@@ -56,17 +46,7 @@ func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 	for n0 := 0; n0 < n; n0 += nr {
 		panel := out[n0/nr*pf : (n0/nr+1)*pf]
 		nb := min(nr, n-n0)
-		pbias := panel[:nr]
-		for j := range pbias {
-			switch {
-			case j >= nb:
-				pbias[j] = 0
-			case bias != nil:
-				pbias[j] = math.Float32bits(bias[n0+j])
-			default:
-				pbias[j] = 0
-			}
-		}
+		writeBias(panel[:nr], n0, nb, bias, 0)
 		pw := panel[nr:]
 		rows := src[n0*kdim : (n0+nb)*kdim]
 		switch {
@@ -164,19 +144,15 @@ func (k *Kernel) packQC8W(dst []byte, n, kdim int, w, bias []float32) error {
 				scales[j] = s
 			}
 		}
-		pbias := u32s(panel[bo : bo+4*l.nr])
+		nb := min(l.nr, n-n0)
+		writeBias(u32s(panel[bo:bo+4*l.nr]), n0, nb, bias, l.pad)
 		pscale := u32s(panel[eo : eo+4*l.nr])
-		for j := range pbias {
-			switch {
-			case n0+j >= n:
-				pbias[j], pscale[j] = l.pad, l.pad
-				continue
-			case bias != nil:
-				pbias[j] = math.Float32bits(bias[n0+j])
-			default:
-				pbias[j] = 0
+		for j := range pscale {
+			if j < nb {
+				pscale[j] = math.Float32bits(scales[j])
+			} else {
+				pscale[j] = l.pad
 			}
-			pscale[j] = math.Float32bits(scales[j])
 		}
 		pw := unsafe.Slice((*int8)(unsafe.Pointer(&panel[wo])), steps*l.nr*l.kr)
 		for s := 0; s < steps; s++ {

@@ -21,7 +21,7 @@ func packF32SR1(dst []byte, nr, kr, n, kdim int, w, bias []float32) {
 	for n0 := 0; n0 < n; n0 += nr {
 		panel := out[n0/nr*pf : (n0/nr+1)*pf]
 		nb := min(nr, n-n0)
-		writeBias(panel[:nr], n0, nb, bias)
+		writeBias(panel[:nr], n0, nb, bias, 0)
 		pw := panel[nr:]
 		if nb < nr || full < kdim || ks > kdim {
 			clear(pw) // padding slots (missing channels, K tail) are zero
@@ -77,7 +77,7 @@ func (k *Kernel) packQC8WSR1(dst []byte, n, kdim int, w, bias []float32) error {
 	for n0 := 0; n0 < n; n0 += nr {
 		panel := dst[n0/nr*pb : (n0/nr+1)*pb]
 		nb := min(nr, n-n0)
-		writeBias(u32s(panel[bo:bo+4*nr]), n0, nb, bias)
+		writeBias(u32s(panel[bo:bo+4*nr]), n0, nb, bias, 0)
 		pscale := u32s(panel[eo : eo+4*nr])
 		pw := unsafe.Slice((*int8)(unsafe.Pointer(&panel[wo])), ks*nr)
 		if nb < nr || ks > kdim {
@@ -106,12 +106,16 @@ func (k *Kernel) packQC8WSR1(dst []byte, n, kdim int, w, bias []float32) error {
 }
 
 // writeBias fills a panel's nr bias slots: the nb real channels from bias
-// (zeros when bias is nil), then zeros for padding channels.
-func writeBias(pbias []uint32, n0, nb int, bias []float32) {
+// (zeros when bias is nil), then pad for the padding channels (0 in the
+// canonical layouts, the layout's pad pattern in the others).
+func writeBias(pbias []uint32, n0, nb int, bias []float32, pad uint32) {
 	for j := range pbias {
-		if j < nb && bias != nil {
+		switch {
+		case j >= nb:
+			pbias[j] = pad
+		case bias != nil:
 			pbias[j] = math.Float32bits(bias[n0+j])
-		} else {
+		default:
 			pbias[j] = 0
 		}
 	}
