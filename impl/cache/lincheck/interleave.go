@@ -23,8 +23,7 @@ func RunInterleaved(t Target, w Workload, rec *Recorder, handles *HandleTable) [
 		return []error{err}
 	}
 	r := &runner{t: t, w: w, rec: rec, handles: handles}
-	p := rec.Call(0, Input{Kind: KindInit, Program: 0})
-	p.Return(Output{Err: Classify(t.InitializeForProgram(programName(0)))})
+	r.errOnly(0, Input{Kind: KindInit, Program: 0})
 	rng := rand.New(rand.NewPCG(w.Seed, 0x5e9))
 	cls := make([]seqClient, w.Clients)
 	for range w.Clients * w.Ops {

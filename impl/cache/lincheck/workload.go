@@ -93,8 +93,7 @@ func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *Hand
 		return []error{err}
 	}
 	r := &runner{t: t, w: w, rec: rec, handles: handles}
-	p := rec.Call(0, Input{Kind: KindInit, Program: 0})
-	p.Return(Output{Err: Classify(t.InitializeForProgram(programName(0)))})
+	r.errOnly(0, Input{Kind: KindInit, Program: 0})
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
