@@ -86,12 +86,7 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 			cl.stage, cl.n, cl.v = 1, n, v
 		}
 	case x < 62:
-		p := r.rec.Call(c, Input{Kind: KindReserve, Name: n})
-		buf, err := r.t.ReserveSpace(Size(n))
-		p.Return(Output{Err: Classify(err)})
-		if err == nil {
-			Pack(buf, n, 255)
-		}
+		r.reserveOnly(c, n)
 	case x < 70 && len(cl.mine) > 0:
 		r.checkBytes(cl.mine[rng.IntN(len(cl.mine))])
 	case x < 74:

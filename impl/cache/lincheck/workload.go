@@ -18,8 +18,9 @@ import (
 // drawn from its own generator: look up a key and on a miss reserve, pack
 // and insert it (XNNPACK's operator creation), reserve space it never uses,
 // re-check the bytes of a handle it holds, save, compact, invalidate a
-// name, delete a program, initialize a program, finalize. Variants of a name differ in their seed
-// (a kernel upgrade, G1), so clients keep replacing each other's entries.
+// name, delete a program, initialize a program, finalize. Variants of a
+// name differ in their seed (a kernel upgrade, G1), so clients keep
+// replacing each other's entries.
 type Workload struct {
 	Clients  int // 1 … MaxClients
 	Ops      int // per client
@@ -238,6 +239,8 @@ func (r *runner) errOnly(c int, in Input) {
 	p.Return(Output{Err: Classify(err)})
 }
 
+// reserveOnly is a packer that reserves space for name n and then fails:
+// the space is written and never inserted.
 func (r *runner) reserveOnly(c, n int) {
 	r.gate.RLock()
 	defer r.gate.RUnlock()
@@ -245,8 +248,6 @@ func (r *runner) reserveOnly(c, n int) {
 	buf, err := r.t.ReserveSpace(Size(n))
 	p.Return(Output{Err: Classify(err)})
 	if err == nil {
-		// A packer that reserves and then fails: the space is written and
-		// never inserted.
 		Pack(buf, n, 255)
 	}
 }
