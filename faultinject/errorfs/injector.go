@@ -58,14 +58,7 @@ func (k kindsPred) Evaluate(op Op) bool {
 	return false
 }
 
-func (k kindsPred) String() string {
-	parts := make([]string, 0, len(k)+1)
-	parts = append(parts, "ops")
-	for _, x := range k {
-		parts = append(parts, x.String())
-	}
-	return "(" + strings.Join(parts, " ") + ")"
-}
+func (k kindsPred) String() string { return listString("ops", k) }
 
 type pathPred string
 
@@ -238,63 +231,48 @@ func (i *ifInj) MaybeError(op Op) error {
 
 func (i *ifInj) String() string { return "(if " + i.p.String() + " " + i.inj.String() + ")" }
 
-type onIndexInj struct {
-	idx *IndexPredicate
-	p   Predicate // nil: every op
-	inj Injector
+// gatedInj fails with inj the ops that pass the filter p (nil: every op)
+// and then the stateful gate, so the gate counts or draws only for the ops
+// the filter let through.
+type gatedInj struct {
+	gate Predicate // *IndexPredicate or *RandomPredicate
+	p    Predicate
+	inj  Injector
 }
 
 // InjectOnIndex fails the n-th (0-based) op matching p (nil = every op)
 // with inj, and nothing else. DSL: (onIndex N [PRED] INJ).
 func InjectOnIndex(n int64, p Predicate, inj Injector) Injector {
-	return &onIndexInj{idx: OnIndex(n), p: p, inj: inj}
-}
-
-func (o *onIndexInj) MaybeError(op Op) error {
-	if (o.p == nil || o.p.Evaluate(op)) && o.idx.Evaluate(op) {
-		return o.inj.MaybeError(op)
-	}
-	return nil
-}
-
-func (o *onIndexInj) String() string {
-	if o.p == nil {
-		return fmt.Sprintf("(onIndex %d %s)", o.idx.n, o.inj)
-	}
-	return fmt.Sprintf("(onIndex %d %s %s)", o.idx.n, o.p, o.inj)
-}
-
-type randomlyInj struct {
-	r   *RandomPredicate
-	p   Predicate
-	inj Injector
+	return &gatedInj{gate: OnIndex(n), p: p, inj: inj}
 }
 
 // InjectRandomly fails each op matching p (nil = every op) with probability
 // prob, deterministically under seed per path. DSL: (randomly P SEED [PRED] INJ).
 func InjectRandomly(prob float64, seed uint64, p Predicate, inj Injector) Injector {
-	return &randomlyInj{r: Randomly(prob, seed), p: p, inj: inj}
+	return &gatedInj{gate: Randomly(prob, seed), p: p, inj: inj}
 }
 
 // InjectRandomCalls is InjectRandomly with one generator for all calls
 // (see RandomCalls). DSL: (randomCalls P SEED [PRED] INJ).
 func InjectRandomCalls(prob float64, seed uint64, p Predicate, inj Injector) Injector {
-	return &randomlyInj{r: RandomCalls(prob, seed), p: p, inj: inj}
+	return &gatedInj{gate: RandomCalls(prob, seed), p: p, inj: inj}
 }
 
-func (o *randomlyInj) MaybeError(op Op) error {
-	if (o.p == nil || o.p.Evaluate(op)) && o.r.Evaluate(op) {
-		return o.inj.MaybeError(op)
+func (g *gatedInj) MaybeError(op Op) error {
+	if (g.p == nil || g.p.Evaluate(op)) && g.gate.Evaluate(op) {
+		return g.inj.MaybeError(op)
 	}
 	return nil
 }
 
-func (o *randomlyInj) String() string {
-	head := fmt.Sprintf("(%s %s %d", o.r.name(), formatFloat(o.r.p), o.r.seed)
-	if o.p == nil {
-		return head + " " + o.inj.String() + ")"
+// String writes the filter and the injector inside the gate's own list:
+// (onIndex N [PRED] INJ), (randomly P SEED [PRED] INJ).
+func (g *gatedInj) String() string {
+	s := strings.TrimSuffix(g.gate.String(), ")")
+	if g.p != nil {
+		s += " " + g.p.String()
 	}
-	return head + " " + o.p.String() + " " + o.inj.String() + ")"
+	return s + " " + g.inj.String() + ")"
 }
 
 type anyInj []Injector
