@@ -257,8 +257,9 @@ func (f *FS) freeze() {
 	f.cond.Broadcast()
 }
 
-// inodes lists every inode reachable from a volatile or durable entry or
-// from a live mapping, in id order. Callers hold mu.
+// inodes lists every inode reachable from a volatile or durable directory
+// entry, in id order; an unlinked file is not listed even while it is
+// still open or mapped. Callers hold mu.
 func (f *FS) inodes() []*inode {
 	seen := map[*inode]bool{}
 	var out []*inode
