@@ -79,6 +79,11 @@ func (f *FS) LossUnits() int {
 	return len(f.lossUnits())
 }
 
+// Exhaustive reports whether PowerLossOutcomes with bound max enumerates
+// every outcome of a state with units loss units (2^units <= max) rather
+// than sampling; units < 62 keeps the shift from overflowing.
+func Exhaustive(units, max int) bool { return units < 62 && 1<<units <= max }
+
 // PowerLossOutcomes yields power-loss outcomes of f: all 2^LossUnits of them
 // when that is at most max, otherwise the two extremes (nothing kept,
 // everything kept) and max-2 outcomes drawn under seed. f is dead once the
@@ -96,7 +101,7 @@ func (f *FS) PowerLossOutcomes(max int, seed uint64) iter.Seq[*FS] {
 			defer f.mu.Unlock()
 			return f.lossOutcome(units, keep)
 		}
-		if len(units) < 62 && 1<<len(units) <= max {
+		if Exhaustive(len(units), max) {
 			for mask := uint64(0); mask < 1<<len(units); mask++ {
 				if !yield(outcome(func(i int) bool { return mask&(1<<i) != 0 })) {
 					return

@@ -215,11 +215,9 @@ func lastOp(log []crashfs.LogEntry, n int) string {
 }
 
 // exhaustive reports whether PowerLossOutcomes enumerates every outcome of
-// fsys rather than sampling them: 2^units <= Outcomes (the u < 62 bound
-// keeps the shift from overflowing).
+// fsys rather than sampling them.
 func (c Config) exhaustive(fsys *crashfs.FS) bool {
-	u := fsys.LossUnits()
-	return u < 62 && 1<<u <= c.Outcomes
+	return crashfs.Exhaustive(fsys.LossUnits(), c.Outcomes)
 }
 
 func wrap(cfg Config, fsys *crashfs.FS) vfs.FS {
