@@ -124,9 +124,12 @@ type Report struct {
 }
 
 // ByGuarantee counts violations per guarantee.
-func (r Report) ByGuarantee() map[string]int {
+func (r Report) ByGuarantee() map[string]int { return byGuarantee(r.Violations) }
+
+// byGuarantee counts vs per guarantee; every report prints it.
+func byGuarantee(vs []Violation) map[string]int {
 	out := map[string]int{}
-	for _, v := range r.Violations {
+	for _, v := range vs {
 		out[v.Guarantee]++
 	}
 	return out

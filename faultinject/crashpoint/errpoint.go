@@ -33,12 +33,8 @@ type ErrorReport struct {
 }
 
 func (r ErrorReport) String() string {
-	by := map[string]int{}
-	for _, v := range r.Violations {
-		by[v.Guarantee]++
-	}
 	return fmt.Sprintf("%s %s: %d calls, %d faulted runs, %d errors injected, %d recorded fallbacks, violations %v",
-		r.Workload, r.Format, r.Calls, r.Runs, r.Injected, r.Fallbacks, by)
+		r.Workload, r.Format, r.Calls, r.Runs, r.Injected, r.Fallbacks, byGuarantee(r.Violations))
 }
 
 // EnumerateErrors runs w once per (seam call, fault) with that call failing,

@@ -17,11 +17,7 @@ type FullDiskReport struct {
 }
 
 func (r FullDiskReport) String() string {
-	by := map[string]int{}
-	for _, v := range r.Violations {
-		by[v.Guarantee]++
-	}
-	return fmt.Sprintf("%s: %d disk sizes, %d launches fell back, violations %v", r.Format, r.Capacities, r.Fallbacks, by)
+	return fmt.Sprintf("%s: %d disk sizes, %d launches fell back, violations %v", r.Format, r.Capacities, r.Fallbacks, byGuarantee(r.Violations))
 }
 
 // FullDisk runs a cold launch and an upgrade launch on disks of every size

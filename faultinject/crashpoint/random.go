@@ -34,12 +34,8 @@ type RandomReport struct {
 }
 
 func (r RandomReport) String() string {
-	by := map[string]int{}
-	for _, v := range r.Violations {
-		by[v.Guarantee]++
-	}
 	return fmt.Sprintf("%s: %d runs, %d faulted launches, %d errors injected, %d saves succeeded, %d states recovered, violations %v",
-		r.Format, r.Runs, r.Launches, r.Injected, r.Saves, r.States, by)
+		r.Format, r.Runs, r.Launches, r.Injected, r.Saves, r.States, byGuarantee(r.Violations))
 }
 
 // RandomRuns runs, per seed, a sequence of launches (cold, upgrade, compact,
