@@ -159,15 +159,11 @@ func check(fsys vfs.FS, c *cache.Cache) error {
 // closes it.
 func Compact(fsys vfs.FS, opts cache.Options, ks []spec.Key) (LaunchResult, error) {
 	var res LaunchResult
-	opts.FS = fsys
-	c, err := cache.Open(opts)
+	c, err := Begin(fsys, opts)
 	if err != nil {
 		return res, err
 	}
 	defer c.Close()
-	if err := c.InitializeForProgram("model"); err != nil {
-		return res, err
-	}
 	for _, k := range ks {
 		if _, hit := c.LookUp(k); hit {
 			res.Hits = append(res.Hits, k)
