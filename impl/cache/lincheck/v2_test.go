@@ -22,6 +22,15 @@ func packAndInsert(t *testing.T, c *cache.Cache, n int) {
 	require.NoError(t, err)
 }
 
+// begin opens the cache and initializes program "p"; the test closes it.
+func begin(t *testing.T, opts cache.Options) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("p"))
+	return c
+}
+
 // reopen is the next launch: it opens the file again and initializes
 // program "p". The cache is closed when the test ends.
 func reopen(t *testing.T, opts cache.Options) *cache.Cache {
@@ -44,9 +53,7 @@ func TestV2InvalidateLoadedEntry(t *testing.T) {
 	opts := cache.Options{Path: path, Format: spec.FormatV2}
 	k := lincheck.Key(0, 0)
 	{
-		c, err := cache.Open(opts)
-		require.NoError(t, err)
-		require.NoError(t, c.InitializeForProgram("p"))
+		c := begin(t, opts)
 		packAndInsert(t, c, 0)
 		require.NoError(t, c.Finalize())
 		require.NoError(t, c.Close())
@@ -75,13 +82,11 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.xpwc")
 	opts := cache.Options{Path: path, Format: spec.FormatV2}
 	k := lincheck.Key(0, 0)
-	c, err := cache.Open(opts)
-	require.NoError(t, err)
-	require.NoError(t, c.InitializeForProgram("p"))
+	c := begin(t, opts)
 	packAndInsert(t, c, 0)
 	require.NoError(t, c.Save())
 	// A packer reserves and fails: the space is never inserted.
-	_, err = c.ReserveSpace(lincheck.Size(1))
+	_, err := c.ReserveSpace(lincheck.Size(1))
 	require.NoError(t, err)
 	require.NoError(t, c.Finalize())
 	require.NoError(t, c.Close())
@@ -103,9 +108,7 @@ func TestV2CommitAfterEmptyIndex(t *testing.T) {
 	// No automatic compaction: the commit after the empty one appends.
 	opts := cache.Options{Path: path, Format: spec.FormatV2, CompactGarbageRatio: -1}
 	k0, k1 := lincheck.Key(0, 0), lincheck.Key(1, 0)
-	c, err := cache.Open(opts)
-	require.NoError(t, err)
-	require.NoError(t, c.InitializeForProgram("p"))
+	c := begin(t, opts)
 	packAndInsert(t, c, 0)
 	require.NoError(t, c.Save())
 	buf1, err := c.ReserveSpace(lincheck.Size(1)) // the session goes on
