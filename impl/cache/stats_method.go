@@ -22,7 +22,10 @@ func (c *Cache) Stats() Stats {
 }
 
 // space returns the size of the file and its garbage and padding bytes, as
-// of the last load or commit plus what the active writer appended.
+// of the last load or commit plus what the active writer appended. An
+// entry's space is its extent, the rule the compaction check uses, so the
+// garbage reported is the garbage that decides compaction (G4): the last
+// entry of a rewritten file has no padding on disk.
 func (c *Cache) space() (size, garbage, padding int64) {
 	size = c.disk.size
 	align := c.align()
@@ -35,7 +38,7 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	live := c.disk.header + c.disk.indexLen
 	for _, e := range c.byName {
 		if e.place == inFile && e.committed {
-			r := roundUp(int64(len(e.data)), align)
+			r := extent(e, align, size)
 			live += r
 			padding += r - int64(len(e.data))
 		}
