@@ -95,3 +95,48 @@ func TestStatsCountUnpaddedLastEntry(t *testing.T) {
 	require.Equal(t, v.Size, v2.Size)
 	t.Run("rewriter", func(t *testing.T) { want(t, c.Stats()) })
 }
+
+// G4, the compaction decision on a rewritten file (57207eb): dropping
+// entries leaves garbage whose ratio to the live bytes lies between what the
+// old rule (the last entry counted as padded to a page) and the file's
+// layout give. The commit must compact; with the old rule the missing
+// padding hid enough garbage that it appended.
+func TestCompactionCountsUnpaddedLastEntry(t *testing.T) {
+	ks := keys(3, 1)
+	path := tempPath(t)
+	v := compacted(t, path, ks)
+	page := uint64(v.PageSize)
+	last := lastEntry(v)
+
+	// What an append commit of the index holding only last would leave.
+	idx := spec.EncodeV3Index([]spec.Entry{last})
+	end := up(uint64(v.Size), 8) + uint64(len(idx))
+	live := page + uint64(len(idx)) + last.Size
+	garbage := end - live
+	hidden := up(last.Size, page) - last.Size
+	require.Greater(t, garbage-hidden, page, "garbage must exceed a page under either rule")
+	newRatio := float64(garbage) / float64(live)
+	oldRatio := float64(garbage-hidden) / float64(live+hidden)
+	require.Less(t, oldRatio, newRatio)
+
+	var dropped []string
+	for _, k := range ks {
+		if k.Name() != last.Key.Name() {
+			dropped = append(dropped, k.Weight)
+		}
+	}
+	require.Len(t, dropped, len(ks)-1)
+
+	c := open(t, cache.Options{Path: path, CompactGarbageRatio: (oldRatio + newRatio) / 2})
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.NoError(t, c.Invalidate(dropped...))
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Save())
+	s := c.Stats()
+	require.Equal(t, uint64(1), s.Commits)
+	require.Equal(t, uint64(1), s.Compactions, "garbage %d live %d hidden %d", garbage, live, hidden)
+
+	after := parseFile(t, path)
+	require.Len(t, after.Entries, 1)
+	require.Less(t, after.Size, v.Size)
+}
