@@ -101,9 +101,16 @@ func (c *Cache) encodeIndex(list []*entry, offs []int64, end int64) ([]byte, int
 	if c.opts.Format == spec.FormatV2 {
 		return spec.EncodeV2Index(uint64(end), es), end
 	}
-	// v3 index blocks are 8-aligned so they decode in place.
-	off := roundUp(end, 8)
-	return spec.EncodeV3Index(es), off
+	return spec.EncodeV3Index(es), roundUp(end, c.indexAlign())
+}
+
+// indexAlign is the alignment of an index block: v3 blocks are 8-aligned so
+// they decode in place; a v2 index follows the data directly.
+func (c *Cache) indexAlign() int64 {
+	if c.opts.Format == spec.FormatV2 {
+		return 1
+	}
+	return 8
 }
 
 // shouldCompact reports whether appending the index for list would leave
@@ -116,7 +123,7 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 	idx, off := c.encodeIndex(list, nil, c.w.size)
 	live := c.disk.header + int64(len(idx))
 	for _, e := range list {
-		live += extent(e, c.w.align, c.w.size)
+		live += c.extent(e, c.w.align, c.w.size)
 	}
 	garbage := off + int64(len(idx)) - live
 	return garbage > c.w.align && float64(garbage) > ratio*float64(live)
@@ -124,14 +131,17 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 
 // extent is the file space an entry takes: its bytes padded to a page,
 // except that the last entry of a rewritten file is followed by the index
-// block, not by padding. Counting padding that is not on disk as live hid
-// up to a page of garbage, so a file holding more stale packings than live
-// ones could stay uncompacted (G4; sim/testdata/scenarios/
-// conformance-unpadded-last-entry).
-func extent(e *entry, align, size int64) int64 {
+// block, not by padding: its space ends where the index may start. Counting
+// padding that is not on disk as live hid up to a page of garbage, so a
+// file holding more stale packings than live ones could stay uncompacted
+// (G4; sim/testdata/scenarios/conformance-unpadded-last-entry). The
+// compaction check and Stats both count with it, so the garbage Stats
+// reports is the garbage that decides compaction; the index block's
+// alignment gap is the entry's padding, which a rewrite keeps.
+func (c *Cache) extent(e *entry, align, size int64) int64 {
 	r := roundUp(int64(len(e.data)), align)
 	if e.off+r > size {
-		return int64(len(e.data))
+		return roundUp(int64(len(e.data)), c.indexAlign())
 	}
 	return r
 }

@@ -25,7 +25,7 @@ func (c *Cache) Stats() Stats {
 // of the last load or commit plus what the active writer appended. An
 // entry's space is its extent, the rule the compaction check uses, so the
 // garbage reported is the garbage that decides compaction (G4): the last
-// entry of a rewritten file has no padding on disk.
+// entry of a rewritten file has no page padding on disk.
 func (c *Cache) space() (size, garbage, padding int64) {
 	size = c.disk.size
 	align := c.align()
@@ -38,7 +38,7 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	live := c.disk.header + c.disk.indexLen
 	for _, e := range c.byName {
 		if e.place == inFile && e.committed {
-			r := extent(e, align, size)
+			r := c.extent(e, align, size)
 			live += r
 			padding += r - int64(len(e.data))
 		}
