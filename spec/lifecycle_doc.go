@@ -41,28 +41,10 @@ func LifecycleMarkdown() string {
 	w("\n## Phases of a process\n\n")
 	w("A process has at most one cache instance per path. Ops not listed for a phase are not\n")
 	w("enabled in it (the model refuses them; the real cache returns a typed error for misuse).\n\n")
-	w("| from | op or event | to | notes |\n|---|---|---|---|\n")
-	for _, t := range phaseTransitions {
-		w("| %s | %s | %s | %s |\n", phaseNames[t.from], t.on, phaseNames[t.to], t.note)
-	}
-	w("\n```mermaid\nstateDiagram-v2\n")
-	w("    [*] --> %s\n", phaseNames[PhaseNoInstance])
-	for _, t := range phaseTransitions {
-		w("    %s --> %s: %s\n", phaseNames[t.from], phaseNames[t.to], t.on)
-	}
-	w("```\n")
+	writeMachine(&b, phaseTransitions, phaseNames, PhaseNoInstance)
 
 	w("\n## Status of one packed weight in one instance\n\n")
-	w("| from | op or event | to | notes |\n|---|---|---|---|\n")
-	for _, t := range entryTransitions {
-		w("| %s | %s | %s | %s |\n", entryNames[t.from], t.on, entryNames[t.to], t.note)
-	}
-	w("\n```mermaid\nstateDiagram-v2\n")
-	w("    [*] --> %s\n", entryNames[EntryAbsent])
-	for _, t := range entryTransitions {
-		w("    %s --> %s: %s\n", entryNames[t.from], entryNames[t.to], t.on)
-	}
-	w("```\n")
+	writeMachine(&b, entryTransitions, entryNames, EntryAbsent)
 
 	w("\n## Results\n\n")
 	w("| result | values |\n|---|---|\n")
@@ -100,6 +82,21 @@ func exampleOps(k OpKind) []Op {
 		return []Op{{Kind: k, Foreign: ForeignData}, {Kind: k, Foreign: ForeignIndex}}
 	}
 	return []Op{o}
+}
+
+// writeMachine renders one state machine twice, as a table and as a Mermaid
+// diagram starting at start, so both views come from the same transitions.
+func writeMachine[S comparable](b *strings.Builder, ts []transition[S], names map[S]string, start S) {
+	b.WriteString("| from | op or event | to | notes |\n|---|---|---|---|\n")
+	for _, t := range ts {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", names[t.from], t.on, names[t.to], t.note)
+	}
+	b.WriteString("\n```mermaid\nstateDiagram-v2\n")
+	fmt.Fprintf(b, "    [*] --> %s\n", names[start])
+	for _, t := range ts {
+		fmt.Fprintf(b, "    %s --> %s: %s\n", names[t.from], names[t.to], t.on)
+	}
+	b.WriteString("```\n")
 }
 
 type transition[S comparable] struct {
