@@ -89,18 +89,8 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 		r.reserveOnly(c, n)
 	case x < 70 && len(cl.mine) > 0:
 		r.checkBytes(cl.mine[rng.IntN(len(cl.mine))])
-	case x < 74:
-		r.errOnly(c, Input{Kind: KindSave})
-	case x < 76:
-		r.errOnly(c, Input{Kind: KindCompact})
-	case x < 79:
-		r.errOnly(c, Input{Kind: KindInvalidate, Name: n})
-	case x < 86:
-		r.errOnly(c, Input{Kind: KindDelete, Program: q})
-	case x < 93:
-		r.errOnly(c, Input{Kind: KindInit, Program: q})
 	default:
-		r.errOnly(c, Input{Kind: KindFinalize})
+		r.errOnly(c, cacheWideInput(x, n, q))
 	}
 }
 

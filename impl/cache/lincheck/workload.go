@@ -162,21 +162,38 @@ func (r *runner) client(ctx context.Context, c int) {
 		case x < 70 && len(mine) > 0:
 			hd := mine[rng.IntN(len(mine))]
 			r.checkBytes(hd)
-		case x < 74:
-			r.errOnly(c, Input{Kind: KindSave})
-		case x < 76:
-			r.errOnly(c, Input{Kind: KindCompact})
-		case x < 79:
-			r.errOnly(c, Input{Kind: KindInvalidate, Name: n})
-		case x < 86:
-			r.errOnly(c, Input{Kind: KindDelete, Program: q})
-		case x < 93:
-			r.errOnly(c, Input{Kind: KindInit, Program: q})
 		default:
+			in := cacheWideInput(x, n, q)
+			if in.Kind != KindFinalize {
+				r.errOnly(c, in)
+				break
+			}
+			// Finalize makes finished reservations read-only; the gate
+			// keeps it from running while another client packs.
 			r.gate.Lock()
-			r.errOnly(c, Input{Kind: KindFinalize})
+			r.errOnly(c, in)
 			r.gate.Unlock()
 		}
+	}
+}
+
+// cacheWideInput maps the upper part of a client's draw (x from the
+// threshold on, after the per-name operations) to an operation on the whole
+// cache; both runners share it so their operation mixes stay the same.
+func cacheWideInput(x, name int, program uint8) Input {
+	switch {
+	case x < 74:
+		return Input{Kind: KindSave}
+	case x < 76:
+		return Input{Kind: KindCompact}
+	case x < 79:
+		return Input{Kind: KindInvalidate, Name: name}
+	case x < 86:
+		return Input{Kind: KindDelete, Program: program}
+	case x < 93:
+		return Input{Kind: KindInit, Program: program}
+	default:
+		return Input{Kind: KindFinalize}
 	}
 }
 
