@@ -131,7 +131,7 @@ const (
 type CrashKind uint8
 
 const (
-	crashInvalid CrashKind = iota
+	_ CrashKind = iota // the zero value is no crash kind
 	// CrashProcess is SIGKILL, the OOM killer or jetsam on one process.
 	CrashProcess
 	// CrashPower is power loss or a kernel crash: every process dies.
@@ -142,7 +142,7 @@ const (
 type ForeignKind uint8
 
 const (
-	foreignInvalid ForeignKind = iota
+	_ ForeignKind = iota // the zero value is no foreign kind
 	// ForeignData changes the data bytes of one committed entry.
 	ForeignData
 	// ForeignIndex makes the committed index unreadable.

@@ -24,17 +24,6 @@ func readFull(r io.ReaderAt, off int64, buf []byte, field string) error {
 	return fmt.Errorf("xpwc: reading %s at offset %d: %w", field, off, err)
 }
 
-// bytesString views b as a string without copying. The parsers read an index
-// into a private buffer that is never written again and slice every entry
-// name out of one such string, so a million names cost no allocation beyond
-// the buffer itself.
-func bytesString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
-
 // parsedV3Name returns the stored name (weight NUL bias) of an entry decoded
 // by decodeV3Index without building it: there Weight and Bias are slices of
 // one buffer with the separator between them, and Weight is never empty, so

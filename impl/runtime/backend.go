@@ -68,7 +68,6 @@ type Backend struct {
 	state      backendState
 	registered bool  // InitializeForProgram was called: Destroy must delete
 	inputIdx   []int // producer layer of each layer, -1 = program input
-	outputLen  []int
 }
 
 type backendState uint8
