@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -51,9 +53,10 @@ const partitionMin = 1 << 15
 // inserting into the direct table in batches, loading each batch's first
 // probes together so that their misses overlapped, helped less.)
 type nameSet struct {
-	entries []Entry
+	entries []Entry // set by firstDup
 	name    func(*Entry) string
 	next    int // entries [0, next) are added
+	count   uint64
 
 	// Large sets: each entry's 32-bit hash, in entry order; the number of
 	// entries per bucket (the top bktBits bits of the hash).
@@ -62,22 +65,23 @@ type nameSet struct {
 	counts  []int
 }
 
-// newNameSet prepares the check for entries, whose names name returns; the
-// memory is sized from len(entries), which the parsers have bounded by the
-// index length (G7).
-func newNameSet(entries []Entry, name func(*Entry) string) *nameSet {
-	return newNameSetFrom(entries, name, partitionMin)
+// newNameSet prepares the check for count entries, whose names name
+// returns. count picks the strategy; the memory grows with the entries
+// added, not with count, which a forged index declares (G7).
+func newNameSet(count uint64, name func(*Entry) string) *nameSet {
+	return newNameSetFrom(count, name, partitionMin)
 }
 
 // newNameSetFrom is newNameSet with the partitioning threshold as a
 // parameter, so tests can run both strategies on small inputs.
-func newNameSetFrom(entries []Entry, name func(*Entry) string, partitionFrom int) *nameSet {
-	s := &nameSet{entries: entries, name: name}
-	if n := len(entries); n >= min(partitionFrom, partitionMin) && uint64(n) <= math.MaxUint32 {
+func newNameSetFrom(count uint64, name func(*Entry) string, partitionFrom int) *nameSet {
+	s := &nameSet{name: name, count: count}
+	if count >= uint64(min(partitionFrom, partitionMin)) && count <= math.MaxUint32 {
 		// About 1024 entries per bucket; at most 16 of the hash's 32 bits
-		// pick the bucket, the low ones place an entry in its bucket.
-		s.bktBits = uint(max(0, min(bits.Len(uint(n))-10, 16)))
-		s.hs32 = make([]uint32, 0, n)
+		// pick the bucket, the low ones place an entry in its bucket. The
+		// bucket counts are at most 512 KiB whatever count says.
+		s.bktBits = uint(max(0, min(bits.Len64(count)-10, 16)))
+		s.hs32 = make([]uint32, 0, min(count, preallocEntries))
 		s.counts = make([]int, 1<<s.bktBits)
 	}
 	return s
@@ -90,15 +94,22 @@ func (s *nameSet) add(b []byte) {
 	if s.hs32 != nil {
 		h := nameHash(b)
 		h32 := uint32(h ^ h>>32)
+		if len(s.hs32) == cap(s.hs32) {
+			// Grown like the decoders' Entries (growEntries), not by
+			// append's quarter steps.
+			n := min(uint64(entriesGrowth*cap(s.hs32)), s.count)
+			s.hs32 = slices.Grow(s.hs32, int(n)-len(s.hs32))
+		}
 		s.hs32 = append(s.hs32, h32)
 		s.counts[uint64(h32)>>(32-s.bktBits)]++
 	}
 }
 
-// firstDup returns the first entry whose name repeats an earlier one's, or
-// -1, once every entry is added. scratch is memory the check may use (and
-// overwrite) for its table, or nil.
-func (s *nameSet) firstDup(scratch []byte) int {
+// firstDup returns the first of entries whose name repeats an earlier
+// one's, or -1, once all of them are added (as many as newNameSet was told).
+// scratch is memory the check may use (and overwrite) for its table, or nil.
+func (s *nameSet) firstDup(entries []Entry, scratch []byte) int {
+	s.entries = entries
 	switch n := len(s.entries); {
 	case s.hs32 != nil:
 		return s.partitionedDup()
@@ -228,12 +239,12 @@ func checkUniqueNames(entries []Entry, name func(*Entry) string) int {
 
 // checkUniqueNamesFrom is checkUniqueNames with newNameSetFrom's threshold.
 func checkUniqueNamesFrom(entries []Entry, name func(*Entry) string, partitionFrom int) int {
-	s := newNameSetFrom(entries, name, partitionFrom)
+	s := newNameSetFrom(uint64(len(entries)), name, partitionFrom)
 	for i := range entries {
 		n := name(&entries[i])
 		s.add(unsafe.Slice(unsafe.StringData(n), len(n)))
 	}
-	return s.firstDup(nil)
+	return s.firstDup(entries, nil)
 }
 
 // nameHash is the hash of the duplicate-name table, in the manner of
@@ -293,13 +304,29 @@ type startMap struct {
 	next   int
 }
 
+// maxStartBitmap is the largest bitmap a startMap allocates: 4 MiB, one bit
+// per page of a 128 GiB data area at 4 KiB pages. A larger bound is a file
+// that is sparse or forged (or larger than any weights cache), and is
+// checked by sorting the starts instead, which costs memory per entry
+// decoded rather than per byte declared (G7).
+const maxStartBitmap = 4 << 20
+
 // newStartMap prepares the check for entries aligned to unit (a power of
 // two) that all end at or before bound (the parsers check that first: the
 // file size, or v2's index_start).
 func newStartMap(unit, bound uint64) *startMap {
+	return newStartMapLimit(unit, bound, maxStartBitmap)
+}
+
+// newStartMapLimit is newStartMap with the bitmap limit, in bytes, as a
+// parameter, so tests can run both strategies on small inputs.
+func newStartMapLimit(unit, bound, limit uint64) *startMap {
 	shift := uint(bits.TrailingZeros64(unit))
-	units := bound>>shift + 1
-	return &startMap{shift: shift, starts: make([]uint64, (units+63)/64), sameA: -1, sameB: -1}
+	m := &startMap{shift: shift, sameA: -1, sameB: -1}
+	if words := (bound>>shift + 1 + 63) / 64; words <= limit/8 {
+		m.starts = make([]uint64, words)
+	}
+	return m
 }
 
 // add records the start of entry next, e, whose range the caller has
@@ -307,7 +334,7 @@ func newStartMap(unit, bound uint64) *startMap {
 func (m *startMap) add(entries []Entry, e *Entry) {
 	i := m.next
 	m.next++
-	if e.Size == 0 || m.sameA >= 0 {
+	if e.Size == 0 || m.sameA >= 0 || m.starts == nil {
 		return
 	}
 	u := e.Offset >> m.shift
@@ -322,6 +349,9 @@ func (m *startMap) add(entries []Entry, e *Entry) {
 // the first entry whose start repeats an earlier one's, else the first
 // range containing another's start.
 func (m *startMap) overlap(entries []Entry) (int, int) {
+	if m.starts == nil {
+		return sortedOverlap(entries)
+	}
 	if m.sameA >= 0 {
 		return m.sameA, m.sameB
 	}
@@ -337,6 +367,48 @@ func (m *startMap) overlap(entries []Entry) (int, int) {
 		}
 		if u, ok := firstSet(m.starts, lo, hi); ok {
 			return i, firstAt(entries, u<<m.shift, -1)
+		}
+	}
+	return -1, -1
+}
+
+// sortedOverlap is overlap without a bitmap, for bounds too large for one:
+// the same answer, from the non-empty entries' positions sorted by start.
+// Offsets are aligned, so ranges overlap exactly when they share a start or
+// one's start lies strictly inside the other.
+func sortedOverlap(entries []Entry) (int, int) {
+	var byStart []int
+	for i := range entries {
+		if entries[i].Size > 0 {
+			byStart = append(byStart, i)
+		}
+	}
+	// Stable by position, so equal starts are listed in entry order.
+	slices.SortStableFunc(byStart, func(a, b int) int { return cmp.Compare(entries[a].Offset, entries[b].Offset) })
+	// The first entry, in entry order, whose start repeats an earlier one's.
+	sameA, sameB := -1, -1
+	for k := 1; k < len(byStart); k++ {
+		a, b := byStart[k-1], byStart[k]
+		if entries[a].Offset == entries[b].Offset && (sameB < 0 || b < sameB) {
+			first := k - 1
+			for first > 0 && entries[byStart[first-1]].Offset == entries[b].Offset {
+				first--
+			}
+			sameA, sameB = byStart[first], b
+		}
+	}
+	if sameA >= 0 {
+		return sameA, sameB
+	}
+	// Else the first range, in entry order, that contains another's start.
+	for i := range entries {
+		e := &entries[i]
+		if e.Size == 0 {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(byStart, e.Offset+1, func(j int, off uint64) int { return cmp.Compare(entries[j].Offset, off) })
+		if k < len(byStart) && entries[byStart[k]].Offset < e.End() {
+			return i, byStart[k]
 		}
 	}
 	return -1, -1

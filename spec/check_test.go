@@ -54,6 +54,34 @@ func TestCheckNoOverlapMatchesNaive(t *testing.T) {
 	}
 }
 
+// TestSortedOverlapMatchesBitmap: the check a startMap makes without a
+// bitmap (bounds over maxStartBitmap, such as sparse files) reports the
+// same pair as the bitmap, not only the same verdict.
+func TestSortedOverlapMatchesBitmap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	for iter := range 20000 {
+		entries := make([]Entry, 1+rng.IntN(10))
+		for i := range entries {
+			entries[i].Offset = uint64(rng.IntN(16)) * 4096
+			if rng.IntN(5) > 0 {
+				entries[i].Size = uint64(1 + rng.IntN(4*4096))
+			}
+		}
+		bound := uint64(32 * 4096)
+		bitmap := newStartMap(4096, bound)
+		sorted := newStartMapLimit(4096, bound, 0)
+		require.NotNil(t, bitmap.starts)
+		require.Nil(t, sorted.starts)
+		for i := range entries {
+			bitmap.add(entries, &entries[i])
+			sorted.add(entries, &entries[i])
+		}
+		a, b := bitmap.overlap(entries)
+		c, d := sorted.overlap(entries)
+		require.Equal(t, [2]int{a, b}, [2]int{c, d}, "iteration %d: %+v", iter, entries)
+	}
+}
+
 func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	alphabet := []string{"a", "b", "ab", "ba", "layers.0.w", "layers.1.w", "x", "", "layers.0.attention.wq.weight"}
@@ -91,11 +119,11 @@ func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 		for i := range scratch {
 			scratch[i] = byte(rng.Uint32())
 		}
-		ns := newNameSet(entries, name)
+		ns := newNameSet(uint64(len(entries)), name)
 		for i := range entries {
 			ns.add([]byte(entries[i].Key.Weight))
 		}
-		require.Equal(t, want, ns.firstDup(scratch), "iteration %d, scratch", iter)
+		require.Equal(t, want, ns.firstDup(entries, scratch), "iteration %d, scratch", iter)
 		// The partitioned strategy, used from partitionMin entries on.
 		require.Equal(t, want, checkUniqueNamesFrom(entries, name, 2), "iteration %d, partitioned", iter)
 	}

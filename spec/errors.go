@@ -66,6 +66,10 @@ var (
 	// multi-gigabyte index read by a 32-bit process gets here, which would
 	// otherwise panic allocating the entries.
 	ErrTooManyEntries = corrupt("more entries than this platform can hold")
+	// ErrIndexTooLarge is returned when an index is longer than the
+	// parser's MaxIndexBytes (DefaultMaxIndexBytes unless the caller set
+	// it): the length is checked before any of the index is read.
+	ErrIndexTooLarge = corrupt("index longer than the parser's limit")
 	// ErrTrailingBytes is returned when bytes remain in the index after the
 	// declared number of entries (v2: between the last entry and the footer;
 	// v3: at the end of the index block), or v3 padding bytes are non-zero.
@@ -148,6 +152,7 @@ var problemNames = []struct {
 	{ErrEmptyIndex, "ErrEmptyIndex"},
 	{ErrCountMismatch, "ErrCountMismatch"},
 	{ErrTooManyEntries, "ErrTooManyEntries"},
+	{ErrIndexTooLarge, "ErrIndexTooLarge"},
 	{ErrTrailingBytes, "ErrTrailingBytes"},
 	{ErrChecksum, "ErrChecksum"},
 	{ErrEntryOutOfBounds, "ErrEntryOutOfBounds"},

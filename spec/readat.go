@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -38,8 +40,53 @@ func parsedV3Name(e *Entry) string {
 // larger []Entry could not be allocated at all.
 const MaxEntries = math.MaxInt / 128
 
-// namesCap bounds the names buffer's initial size so the int conversion
-// cannot wrap on 32-bit platforms. A larger index makes the buffer grow,
-// which costs a copy but keeps every name handed out valid (strings.Builder
-// never writes to bytes it has already exposed).
-func namesCap(bound uint64) int { return int(min(bound, math.MaxInt/2)) }
+// A parser allocates for what it has decoded, never for what a file
+// declares: a sparse file is as large as its footer claims, so a count that
+// fits the file size can still ask for hundreds of gigabytes (G7). Entries
+// start with room for at most preallocEntries and grow eightfold (never
+// past the declared count) each time they fill, so a forged count costs at
+// most eight times the Entries decoded before the first inconsistency,
+// and a valid million-entry index about 1.15 times its Entries (doubling
+// cost twice, and append's quarter steps copied the index many times).
+const (
+	preallocEntries = 1 << 14
+	entriesGrowth   = 8
+)
+
+// growEntries returns entries with room for one more.
+func growEntries(entries []Entry, count uint64) []Entry {
+	if len(entries) < cap(entries) {
+		return entries
+	}
+	n := min(uint64(max(entriesGrowth*cap(entries), 16)), count)
+	return slices.Grow(entries, int(n)-len(entries))
+}
+
+// nameChunk is the largest buffer a nameArena allocates before it has
+// names to put in it.
+const nameChunk = 1 << 20
+
+// nameArena hands out the names of an index as strings cut from a few large
+// buffers: one allocation per MiB of names instead of one per name. A
+// buffer is never written after a name is cut from it (strings.Builder only
+// appends), so every name handed out stays valid.
+type nameArena struct {
+	b    strings.Builder
+	left uint64 // the most name bytes the rest of the index can hold
+}
+
+func newNameArena(bound uint64) *nameArena { return &nameArena{left: bound} }
+
+// add copies name into the arena and returns it as a string.
+func (a *nameArena) add(name []byte) string {
+	if a.b.Cap()-a.b.Len() < len(name) {
+		// A small index gets one buffer of exactly its bound; a large or
+		// forged one gets chunks, each filled before the next is made.
+		a.b.Reset()
+		a.b.Grow(int(max(min(a.left, nameChunk), uint64(len(name)))))
+	}
+	start := a.b.Len()
+	a.b.Write(name)
+	a.left -= min(a.left, uint64(len(name)))
+	return a.b.String()[start:]
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"strings"
 )
 
 // v2 is ExecuTorch's XNNWeightsCache file (kCacheVersion 2, PR #20170),
@@ -42,8 +41,8 @@ type V2File struct {
 	Size int64
 	// IndexStart is the offset of the first entry; data lies before it.
 	IndexStart uint64
-	// Entries in index order (ExecuTorch writes hash-map order). Names share
-	// one backing string.
+	// Entries in index order (ExecuTorch writes hash-map order). Names are
+	// cut from a few shared buffers.
 	Entries []Entry
 	// LiveBytes is the sum of the entries' data sizes. GarbageBytes is the
 	// rest of [0, IndexStart): page padding, old trailers left by earlier
@@ -106,13 +105,16 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 }
 
 // ParseV2 reads and validates a v2 file of the given size through r. It
-// never reads outside [0, size), and allocates at most the name bytes of the
-// index, a read window (4 KiB, grown to 8 KiB for a long entry; 64 KiB for
-// an index over 1 MiB), one Entry per V2EntryFixedSize index bytes, a
-// duplicate-name table of at most 20 bytes per entry and a bitmap of one
-// bit per page before index_start, whatever the footer declares (G7). Every
-// error matches ErrCorrupt unless it is an I/O error from r.
-func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
+// never reads outside [0, size), and what it reads and allocates grows with
+// the entries it decodes, never with what the footer declares (G7): the
+// name bytes and Entries of the entries decoded (at most twice over, as
+// they grow), a read window (4 KiB, grown to 8 KiB for a long entry; 64 KiB
+// for an index over 1 MiB), a duplicate-name table of at most 20 bytes per
+// entry, and a bitmap of one bit per page before index_start of at most
+// 4 MiB (a larger data area is checked by sorting instead). An index
+// longer than p.MaxIndexBytes is rejected before it is read. Every error
+// matches ErrCorrupt unless it is an I/O error from r.
+func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if size < V2FooterSize {
 		return nil, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
 	}
@@ -140,6 +142,9 @@ func ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 		return nil, ferr(footOff+8, "entry_count", 0, ErrEmptyIndex)
 	}
 	indexLen := uint64(footOff) - f.IndexStart
+	if indexLen+V2FooterSize > p.maxIndex() {
+		return nil, ferr(footOff, "index_start", f.IndexStart, ErrIndexTooLarge)
+	}
 	// The count must fit the index before anything is allocated for it:
 	// this bounds the Entries slice by the real file size.
 	if uint64(f.Count) > indexLen/V2EntryFixedSize {
@@ -165,15 +170,12 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	if count > MaxEntries {
 		return nil, 0, ferr(w.hi+8, "entry_count", count, ErrTooManyEntries)
 	}
-	// Names go into one buffer sized to what the index can hold, so the
-	// parse makes one allocation for all of them and none per entry.
-	var names strings.Builder
-	names.Grow(namesCap(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)))
-	entries = make([]Entry, count)
-	uniq := newNameSet(entries, func(e *Entry) string { return e.Key.Weight })
+	names := newNameArena(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen))
+	entries = make([]Entry, 0, min(count, preallocEntries))
+	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
 	starts := newStartMap(V2Alignment, f.IndexStart)
 	pos := int64(f.IndexStart)
-	for i := range entries {
+	for range count {
 		rest := end - pos
 		if rest < 4 {
 			// The index ran out before the declared count: ExecuTorch stops
@@ -202,10 +204,10 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 			// A NUL would make the name ambiguous once converted to v3.
 			return nil, 0, ferr(pos+4, "name", uint64(nameLen), ErrBadName)
 		}
-		e := &entries[i]
-		start := names.Len()
-		names.Write(name)
-		e.Key.Weight = names.String()[start:]
+		entries = growEntries(entries, count)
+		entries = entries[:len(entries)+1]
+		e := &entries[len(entries)-1]
+		e.Key.Weight = names.add(name)
 		e.Offset = le.Uint64(fixed)
 		e.Size = le.Uint64(fixed[8:])
 		e.Key.Seed = le.Uint32(fixed[16:])
@@ -229,7 +231,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	}
 	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
 	// region; such a file came from a broken writer and is rejected.
-	if i := uniq.firstDup(w.scratch()); i >= 0 {
+	if i := uniq.firstDup(entries, w.scratch()); i >= 0 {
 		return nil, 0, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {

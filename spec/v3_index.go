@@ -3,7 +3,6 @@ package spec
 import (
 	"bytes"
 	"encoding/binary"
-	"strings"
 )
 
 // A v3 index block: a 16-byte header (magic, entry count u64) followed by
@@ -103,20 +102,15 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	if count > body/V3MinEntrySize {
 		return nil, 0, ferr(pos+8, "entry count", count, ErrCountMismatch)
 	}
-	// All names share one buffer, grown once to the most name bytes the
-	// block can hold (and no more than count maximal names), so it is never
-	// reallocated: names handed out earlier stay valid, and a million names
-	// cost one allocation instead of a million.
-	var names strings.Builder
 	if count > MaxEntries {
 		return nil, 0, ferr(pos+8, "entry count", count, ErrTooManyEntries)
 	}
-	names.Grow(namesCap(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))))
-	entries = make([]Entry, count)
-	uniq := newNameSet(entries, parsedV3Name)
+	names := newNameArena(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1)))
+	entries = make([]Entry, 0, min(count, preallocEntries))
+	uniq := newNameSet(count, parsedV3Name)
 	starts := newStartMap(bd.page, bd.size)
 	pos += V3IndexHeaderSize
-	for i := range entries {
+	for range count {
 		rest := end - pos
 		if rest == 0 {
 			// Fewer entries than declared: a writer that miscounted, or a
@@ -131,7 +125,9 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		if err != nil {
 			return nil, 0, err
 		}
-		e := &entries[i]
+		entries = growEntries(entries, count)
+		entries = entries[:len(entries)+1]
+		e := &entries[len(entries)-1]
 		e.Offset = le.Uint64(b)
 		e.Size = le.Uint64(b[8:])
 		e.Key.Fingerprint = le.Uint64(b[16:])
@@ -173,9 +169,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
 			return nil, 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
-		start := names.Len()
-		names.Write(name)
-		full := names.String()[start:]
+		full := names.add(name)
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
 		if err := checkV3Range(e, bd, pos); err != nil {
 			return nil, 0, err
@@ -191,7 +185,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
-	if i := uniq.firstDup(w.scratch()); i >= 0 {
+	if i := uniq.firstDup(entries, w.scratch()); i >= 0 {
 		return nil, 0, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {

@@ -72,12 +72,16 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 // wrapped with the slot and generation, and still matches the underlying
 // error with errors.Is (G8 tells I/O failure from damage).
 //
-// Allocation is at most the index's name bytes, a read window (4 KiB, 8 KiB
-// for a long entry, 64 KiB for an index over 1 MiB), one Entry per
-// V3MinEntrySize index bytes, a duplicate-name table of at most 20 bytes
-// per entry and a bitmap of one bit per page of the file, and the index
-// must lie inside the file (G7).
-func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
+// What it reads and allocates grows with the entries it decodes, never with
+// what a slot or index header declares (G7): the name bytes and Entries of
+// the entries decoded (at most twice over, as they grow), a read window
+// (4 KiB, 8 KiB for a long entry, 64 KiB for an index over 1 MiB), a
+// duplicate-name table of at most 20 bytes per entry and a bitmap of one
+// bit per page of the file of at most 4 MiB (a larger file is checked by
+// sorting instead). The index must lie inside the file and be at most
+// p.MaxIndexBytes long. The index CRC takes precedence over a decode error
+// only when at most 1 MiB of the index is left unread at the error.
+func (p Parser) ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 	commits, slotErrs, err := ReadCommitSlots(r, size)
 	if err != nil {
 		return nil, err
@@ -91,7 +95,7 @@ func ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 		if slotErrs[pos] != nil {
 			continue
 		}
-		f, err := parseV3Commit(r, size, commits[pos])
+		f, err := p.parseV3Commit(r, size, commits[pos])
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			return nil, fmt.Errorf("xpwc: v3 commit slot %d, generation %d: %w", pos, commits[pos].Generation, err)
 		}
@@ -129,7 +133,7 @@ func (e *noCommitError) Error() string {
 func (e *noCommitError) Unwrap() []error { return []error{ErrNoCommit, e.slots[0], e.slots[1]} }
 
 // parseV3Commit loads the index named by c.
-func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
+func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	page := uint64(c.PageSize)
 	usize := uint64(size)
 	if usize < page {
@@ -141,6 +145,9 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	}
 	if c.IndexOff < page || c.IndexOff > usize || c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
 		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrIndexOutOfBounds)
+	}
+	if c.IndexLen > p.maxIndex() {
+		return nil, ferr(slotAt+slotIndexLenOff, "index length", c.IndexLen, ErrIndexTooLarge)
 	}
 	w := newWindow(r, int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
 	// The CRC takes precedence over every check of the index's content, so
@@ -157,6 +164,11 @@ func parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, error) {
 	})
 	if decErr != nil && !errors.Is(decErr, ErrCorrupt) {
 		return nil, decErr // I/O error: the CRC cannot be known
+	}
+	if decErr != nil && w.hi-w.sumEnd > crcAfterError {
+		// Reading the rest to check the CRC would cost what the slot
+		// declares, not what was decoded (G7).
+		return nil, decErr
 	}
 	got, err := w.sumRest("index")
 	if err != nil {

@@ -72,8 +72,9 @@ type entryReport struct {
 // it loads, every entry, and every problem by name. Exit 0 valid, 1 invalid
 // or unreadable, 2 usage.
 func cmdInspect(e *env, args []string) int {
-	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json]")
+	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json] [--max-index-bytes N]")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	maxIndex := fs.Uint64("max-index-bytes", spec.DefaultMaxIndexBytes, "longest index to read, in `bytes`; a longer one is reported as ErrIndexTooLarge unread")
 	// Flags may come before or after FILE.
 	rest, ok := parseInterspersed(fs, args)
 	if !ok {
@@ -85,7 +86,11 @@ func cmdInspect(e *env, args []string) int {
 	}
 	path := rest[0]
 
-	rep, err := inspectPath(path)
+	if *maxIndex == 0 {
+		fmt.Fprintln(e.stderr, "simrun inspect: --max-index-bytes must be at least 1")
+		return exitUsage
+	}
+	rep, err := inspectPath(path, spec.Parser{MaxIndexBytes: *maxIndex})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
 		return exitProblem
@@ -110,7 +115,7 @@ func cmdInspect(e *env, args []string) int {
 
 // inspectPath opens path and inspects it. The error is for a file that
 // cannot be read at all; a corrupt file gives a report with Valid false.
-func inspectPath(path string) (*inspectReport, error) {
+func inspectPath(path string, p spec.Parser) (*inspectReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -120,10 +125,10 @@ func inspectPath(path string) (*inspectReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inspect(f, st.Size(), path)
+	return inspect(f, st.Size(), path, p)
 }
 
-func inspect(r io.ReaderAt, size int64, path string) (*inspectReport, error) {
+func inspect(r io.ReaderAt, size int64, path string, p spec.Parser) (*inspectReport, error) {
 	rep := &inspectReport{Path: path, Size: size, Problems: []problem{}, Entries: []entryReport{}}
 	format, err := spec.DetectFormat(r, size)
 	rep.Format = format.String()
@@ -136,9 +141,9 @@ func inspect(r io.ReaderAt, size int64, path string) (*inspectReport, error) {
 	}
 	switch format {
 	case spec.FormatV2:
-		return rep, inspectV2(rep, r, size)
+		return rep, inspectV2(rep, r, size, p)
 	default:
-		return rep, inspectV3(rep, r, size)
+		return rep, inspectV3(rep, r, size, p)
 	}
 }
 
@@ -151,7 +156,7 @@ func (rep *inspectReport) fail(err error) {
 	}
 }
 
-func inspectV2(rep *inspectReport, r io.ReaderAt, size int64) error {
+func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) error {
 	var fb [spec.V2FooterSize]byte
 	if _, err := r.ReadAt(fb[:], size-spec.V2FooterSize); err != nil && !errors.Is(err, io.EOF) {
 		return err
@@ -159,7 +164,7 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64) error {
 	foot := spec.DecodeV2Footer(fb)
 	rep.Footer = &foot
 	rep.Version = foot.Version
-	v, err := spec.ParseV2(r, size)
+	v, err := p.ParseV2(r, size)
 	if err != nil {
 		if !errors.Is(err, spec.ErrCorrupt) {
 			return err
@@ -180,13 +185,13 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64) error {
 	return nil
 }
 
-func inspectV3(rep *inspectReport, r io.ReaderAt, size int64) error {
+func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) error {
 	rep.Version = spec.V3Version
 	commits, slotErrs, err := spec.ReadCommitSlots(r, size)
 	if err != nil && !errors.Is(err, spec.ErrCorrupt) {
 		return err
 	}
-	v, perr := spec.ParseV3(r, size)
+	v, perr := p.ParseV3(r, size)
 	if perr != nil && !errors.Is(perr, spec.ErrCorrupt) {
 		return perr
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/xpwc/xpwc/spec/spectest"
 )
 
 // TestMain lets the test binary act as the simrun command inside scripts:
@@ -31,6 +33,7 @@ func TestScripts(t *testing.T) {
 			"status":   cmdStatus,
 			"waitfile": cmdWaitFile,
 			"scribble": cmdScribble,
+			"hostile":  cmdHostile,
 		},
 	})
 }
@@ -91,4 +94,18 @@ func cmdScribble(ts *testscript.TestScript, neg bool, args []string) {
 	_, err = f.WriteAt([]byte(args[2]), off)
 	ts.Check(err)
 	ts.Check(f.Close())
+}
+
+// cmdHostile is "hostile N FILE": write forged file N of
+// spectest.HostileFiles (64 GiB, sparse) to FILE.
+func cmdHostile(ts *testscript.TestScript, neg bool, args []string) {
+	files := spectest.HostileFiles()
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hostile N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 || n >= len(files) {
+		ts.Fatalf("hostile: N must be 0 to %d", len(files)-1)
+	}
+	ts.Check(files[n].File.Materialize(ts.MkAbs(args[1])))
 }

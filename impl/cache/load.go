@@ -35,7 +35,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 		return nil, &FormatMismatchError{Got: got, Want: c.opts.Format}
 	}
 	if got == spec.FormatV2 {
-		v, err := spec.ParseV2(f, size)
+		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(f, size)
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +43,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.ParseV3(f, size)
+	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV3(f, size)
 	if err != nil {
 		return nil, err
 	}

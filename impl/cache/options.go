@@ -65,6 +65,11 @@ type Options struct {
 	// DefaultCompactGarbageRatio; a negative value turns automatic compaction
 	// off (Compact still works).
 	CompactGarbageRatio float64
+	// MaxIndexBytes caps the length of a file's index that the cache will
+	// read; a longer one is rejected (spec.ErrIndexTooLarge) before any of
+	// it is read, and the file is replaced like a damaged one. 0 means
+	// spec.DefaultMaxIndexBytes (1 GiB).
+	MaxIndexBytes uint64
 
 	_ struct{}
 }

@@ -1,0 +1,41 @@
+package spec
+
+import "io"
+
+// DefaultMaxIndexBytes is the longest index a Parser accepts unless told
+// otherwise: 1 GiB, about ten million entries with typical tensor names,
+// far beyond any model's weights cache (a 1,184-weight model's index is
+// about 100 KiB). Parsing a valid index costs time and memory in
+// proportion to its length, so the limit is what a caller pays at most for
+// a file whose index is real; a forged index costs only what is decoded
+// before its first inconsistency, whatever it declares.
+const DefaultMaxIndexBytes = 1 << 30
+
+// crcAfterError is the most index bytes ParseV3 reads past a decode error
+// to tell a damaged index (ErrChecksum) from a forged one (the decode
+// error). A longer rest is not read: the decode error is reported with its
+// offset, so rejecting a forged index never costs its declared length.
+const crcAfterError = 1 << 20
+
+// Parser parses cache files with limits a caller may set. The zero value
+// applies the defaults; ParseV2 and ParseV3 are the zero Parser's methods.
+type Parser struct {
+	// MaxIndexBytes caps the length of an index (v2: from index_start to
+	// the end of the footer; v3: the committed index block). A longer one
+	// is rejected with ErrIndexTooLarge before any of it is read. Zero
+	// means DefaultMaxIndexBytes.
+	MaxIndexBytes uint64
+}
+
+func (p Parser) maxIndex() uint64 {
+	if p.MaxIndexBytes == 0 {
+		return DefaultMaxIndexBytes
+	}
+	return p.MaxIndexBytes
+}
+
+// ParseV2 is Parser{}.ParseV2.
+func ParseV2(r io.ReaderAt, size int64) (*V2File, error) { return Parser{}.ParseV2(r, size) }
+
+// ParseV3 is Parser{}.ParseV3.
+func ParseV3(r io.ReaderAt, size int64) (*V3File, error) { return Parser{}.ParseV3(r, size) }
