@@ -13,10 +13,11 @@ import (
 // present and up to date.
 func TestWriteSeedCorpus(t *testing.T) {
 	sets := map[string][][]byte{
-		"FuzzParseV2":   v2Seeds(),
-		"FuzzParseV3":   v3Seeds(),
-		"FuzzV3Mutated": v3Seeds(),
-		"FuzzRoundTrip": append(v2Seeds()[:2:2], v3Seeds()[0]),
+		"FuzzParseV2":        v2Seeds(),
+		"FuzzParseV3":        v3Seeds(),
+		"FuzzV3Mutated":      v3Seeds(),
+		"FuzzRoundTrip":      append(v2Seeds()[:2:2], v3Seeds()[0]),
+		"FuzzSparseDeclared": sparseSeeds(),
 	}
 	write := os.Getenv("XPWC_WRITE_CORPUS") == "1"
 	for target, seeds := range sets {
