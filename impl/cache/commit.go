@@ -272,6 +272,13 @@ func (c *Cache) rewrite(list []*entry) error {
 		}
 		offs[i], pos = off, off+int64(len(e.data))
 	}
+	if n := len(offs); c.opts.Format == spec.FormatV2 && n > 0 && offs[n-1] >= pos {
+		// The last entry is empty and starts where the index would: v2
+		// demands file_offset < index_start even of an empty entry, and
+		// ExecuTorch's loader, after rejecting such a file, truncates it to
+		// 0 bytes. A page of zeros puts the index after it.
+		pos = offs[n-1] + nw.align
+	}
 	idx, off := c.encodeIndex(list, offs, pos)
 	gen := c.disk.generation + 1
 	if err := c.writeIndex(f, idx, off, gen, false); err != nil {

@@ -1,0 +1,51 @@
+package cache_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// TestV2EmptyEntryLastAfterCompaction: a 0-byte packing that compaction
+// lays out last must still start before index_start. At file_offset ==
+// index_start ExecuTorch's loader rejects the file ("invalid bounds") and
+// then truncates it to 0 bytes, losing every entry, and spec.ParseV2
+// rejects it with ErrEntryOutOfBounds (docs/format.md, v2 check 11). Also
+// with the empty entry alone in the file, where a v2 data area would be
+// empty and no offset is below index_start 0.
+func TestV2EmptyEntryLastAfterCompaction(t *testing.T) {
+	for _, withData := range []bool{true, false} {
+		opts := cache.Options{Path: tempPath(t), Format: spec.FormatV2}
+		full, empty := key("full", 1), key("empty", 1)
+		c := open(t, opts)
+		require.NoError(t, c.InitializeForProgram("P"))
+		if withData {
+			pack(t, c, full)
+		}
+		buf, err := c.ReserveSpace(1)
+		require.NoError(t, err)
+		_, err = c.LookUpOrInsert(empty, buf[:0])
+		require.NoError(t, err)
+		require.NoError(t, c.Finalize())
+		require.NoError(t, c.Compact())
+
+		b, err := os.ReadFile(opts.Path)
+		require.NoError(t, err)
+		v, err := spec.ParseV2(bytes.NewReader(b), int64(len(b)))
+		require.NoError(t, err, "withData=%v", withData)
+		for _, e := range v.Entries {
+			require.Less(t, e.Offset, v.IndexStart, "ExecuTorch's check 11: file_offset < index_start")
+		}
+
+		c2 := open(t, opts)
+		require.NoError(t, c2.InitializeForProgram("P"))
+		_, hit := c2.LookUp(empty)
+		require.True(t, hit, "withData=%v", withData)
+		require.Equal(t, cache.LoadOK, c2.Stats().Load)
+	}
+}
