@@ -18,11 +18,16 @@
 //   - G7: loading the crashed file yields a load or a typed error
 //     (spec.ErrCorrupt, cache.ErrFormatMismatch), never a panic; the cache's
 //     consistency check passes.
+//   - Save order (reported as G2): in a crashed v3 file the newest commit
+//     slot that passes its own checks names an intact index, so no crash
+//     needs the reader's fallback for damaged indexes.
 package crashpoint
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"runtime/debug"
 
@@ -163,6 +168,12 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 	}
 	log := fsys.Log()[base:]
 	rep.Ops = len(log)
+	// The save order is checked in every crashed state of a v3 file unless
+	// Setup left the file damaged on purpose.
+	checkOrder := cfg.Format == spec.FormatV3
+	if pre, _, err := prepare(cfg, w, opts); err == nil && checkOrder {
+		checkOrder = checkCommitOrder(pre.ProcessCrash()) == nil
+	}
 
 	for n := 0; n <= rep.Ops; n++ {
 		rep.CrashPoints++
@@ -191,6 +202,11 @@ func Enumerate(cfg Config, w Workload) (Report, error) {
 		}
 		check := func(state *crashfs.FS, crash string) {
 			rep.States++
+			if checkOrder {
+				if err := checkCommitOrder(state); err != nil {
+					rep.Violations = append(rep.Violations, Violation{Guarantee: "G2", Point: n, LastOp: last, Crash: crash, Detail: err.Error()})
+				}
+			}
 			for _, v := range recoverAndCheck(state, opts, w.Keys, mustHit, w.packer()) {
 				v.Point, v.LastOp, v.Crash = n, last, crash
 				rep.Violations = append(rep.Violations, v)
@@ -331,6 +347,46 @@ func checkLoad(st cache.Stats, add func(string, string, ...any)) {
 	default:
 		add("G8", "recovery load outcome %s: %v", st.Load, st.LoadErr)
 	}
+}
+
+// checkCommitOrder checks the save order of a crashed v3 file: the newest
+// commit slot that passes its own checks names an index that is intact.
+// The save makes the index durable before it writes the slot that names
+// it, so a power loss can tear the slot being written (its CRC fails) but
+// never leave a valid slot naming a lost index; the reader's fallback to
+// the older slot is then needed only for media damage, and a save whose
+// order was wrong would lean on it for every crash in that window.
+func checkCommitOrder(state *crashfs.FS) error {
+	f, err := state.OpenFile(Path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	commits, slotErrs, err := spec.ReadCommitSlots(f, size)
+	if err != nil {
+		return nil // too small to hold slots: the load check judges it
+	}
+	newest := -1
+	for pos := range 2 {
+		if slotErrs[pos] == nil && (newest < 0 || commits[pos].Generation > commits[newest].Generation) {
+			newest = pos
+		}
+	}
+	if newest < 0 {
+		return nil
+	}
+	v, err := spec.ParseV3(f, size)
+	if err == nil && v.Slot == newest {
+		return nil
+	}
+	return fmt.Errorf("commit slot %d (generation %d) is valid but names an index that is not intact (%v): the slot became durable before its index", newest, commits[newest].Generation, err)
 }
 
 func inKeys(ks []spec.Key, k spec.Key) bool {

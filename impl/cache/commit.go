@@ -194,7 +194,11 @@ func (c *Cache) writeIndex(f vfs.File, idx []byte, off int64, gen uint64, durabl
 		return nil
 	}
 	if durable {
-		// The index must be durable before the slot that names it (G2).
+		// The index must be durable before the slot that names it: the
+		// final SyncData would make both durable, but a power loss inside
+		// this window could otherwise keep the slot and lose the index,
+		// leaving the reader's fallback for damage to undo the commit
+		// (docs/format.md, "What step 3 protects").
 		if err := f.SyncData(); err != nil {
 			return err
 		}
