@@ -85,6 +85,18 @@ func (c *Cache) load() HeapReason {
 		return HeapOpenFailed
 	}
 	defer func() { _ = f.Close() }()
+	if err := lockData(f); err != nil {
+		c.stats.LoadErr = err
+		if errors.Is(err, ErrLockBusy) {
+			c.stats.Load = LoadLocked
+			return HeapLockBusy
+		}
+		c.stats.Load = LoadFailed
+		if errors.Is(err, vfs.ErrNotSupported) {
+			return HeapNotSupported
+		}
+		return HeapOpenFailed
+	}
 	cf, err := c.parseFile(f)
 	if err != nil {
 		c.stats.LoadErr = err

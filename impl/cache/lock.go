@@ -23,6 +23,30 @@ import (
 //   - exclusive: held by a writer from its first append until its commit is
 //     durable, and while replacing or compacting the file.
 
+// The data file itself carries a shared lock for as long as this process
+// has it open or mapped (docs/locking.md, "Sharing a file with
+// ExecuTorch"). ExecuTorch's writer needs flock(LOCK_EX|LOCK_NB) on the
+// data file before it truncates it for a fresh write, and its loader takes
+// LOCK_SH; holding LOCK_SH ourselves makes the writer's request fail (it
+// packs to heap and leaves the file alone) while its loader still reads.
+// Conversely, a data file an ExecuTorch writer holds exclusively is not
+// read or written here: lockData fails and the launch packs to heap. xpwc
+// processes only ever take the shared lock on the data file, so they never
+// exclude each other through it; their own exclusion is the lock file's.
+// On Linux a flock belongs to the open file description, which every
+// mapping made from it keeps alive, so the lock lasts as long as the
+// mappings even after the descriptor is closed.
+func lockData(f vfs.File) error {
+	err := f.Lock(vfs.LockShared, false)
+	if errors.Is(err, vfs.ErrWouldBlock) {
+		return fmt.Errorf("%w: %s is held exclusively by another program", ErrLockBusy, f.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("cache: lock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
 // lockPollMin and lockPollMax bound the back-off of a waiting lock request.
 // Waiting is polled rather than blocking in flock, so that Options.LockWait
 // is a real bound.

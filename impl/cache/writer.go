@@ -50,6 +50,19 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDWR, 0)
 	var cf *committedFile
 	replacing := false
+	if err == nil {
+		if lerr := lockData(f); lerr != nil {
+			_ = f.Close()
+			_ = lk.release()
+			if errors.Is(lerr, ErrLockBusy) {
+				return HeapLockBusy, lerr
+			}
+			if errors.Is(lerr, vfs.ErrNotSupported) {
+				return HeapNotSupported, lerr
+			}
+			return HeapOpenFailed, lerr
+		}
+	}
 	switch {
 	case err == nil:
 		if cf, err = c.parseFile(f); err != nil {
@@ -109,6 +122,13 @@ func (c *Cache) createTemp() (vfs.File, string, int64, error) {
 	name := fmt.Sprintf("%s.tmp-%d-%016x", c.opts.Path, os.Getpid(), rand.Uint64())
 	f, err := c.fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		return nil, "", 0, err
+	}
+	// Locked before the rename publishes it, so no ExecuTorch writer can
+	// take the new file from under this process (lockData).
+	if err := lockData(f); err != nil {
+		_ = f.Close()
+		_ = c.fsys.Remove(name)
 		return nil, "", 0, err
 	}
 	var size int64
