@@ -7,8 +7,8 @@ import (
 )
 
 // foreign scribbles on the live file outside the protocol: one data byte
-// of a committed entry, or the magic of both commit slots, so no commit
-// loads (G7).
+// of a committed entry, or the generation of both commit slots, so no
+// commit loads (G7).
 func (w *world) foreign(op spec.Op) error {
 	off := int64(0)
 	if op.Foreign == spec.ForeignData {
@@ -32,10 +32,13 @@ func (w *world) foreign(op spec.Op) error {
 	}
 	defer func() { _ = f.Close() }()
 	if op.Foreign == spec.ForeignIndex {
-		// Zero the magic of both slots (not a toggle, which a second
-		// scribble would undo and bring an older commit back).
+		// Zero the generation of both slots, so both fail their CRC: not a
+		// toggle, which a second scribble would undo and bring an older
+		// commit back, and not the magic, without which the file would no
+		// longer be recognisably a cache file and would be left alone as
+		// foreign (docs/paths.md) rather than rebuilt.
 		var zero [8]byte
-		for _, o := range []int64{0, spec.V3SlotSize} {
+		for _, o := range []int64{16, spec.V3SlotSize + 16} {
 			if _, err := f.WriteAt(zero[:], o); err != nil {
 				return &HarnessError{Op: op, Msg: err.Error()}
 			}

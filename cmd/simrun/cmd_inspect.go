@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -116,16 +115,12 @@ func cmdInspect(e *env, args []string) int {
 // inspectPath opens path and inspects it. The error is for a file that
 // cannot be read at all; a corrupt file gives a report with Valid false.
 func inspectPath(path string, p spec.Parser) (*inspectReport, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return inspect(f, st.Size(), path, p)
+	return inspect(f, size, path, p)
 }
 
 func inspect(r io.ReaderAt, size int64, path string, p spec.Parser) (*inspectReport, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -61,7 +60,7 @@ type launchReport struct {
 // whatever happened to the cache (G8); 1 if inference or --verify failed;
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
-	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json]")
+	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
@@ -70,6 +69,8 @@ func cmdLaunch(e *env, args []string) int {
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	replaceForeign := fs.Bool("replace-foreign", false, "replace a file at --cache that is not a cache file (left untouched otherwise)")
+	readOnly := fs.Bool("read-only", false, "load and serve hits, never write the cache file (misses pack to heap)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -81,7 +82,7 @@ func cmdLaunch(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)
 		return code
 	}
-	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify}
+	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly}
 	var err error
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)
@@ -190,26 +191,22 @@ func counts(prefix string, m map[string]uint64) string {
 // committedEntries counts the entries of the index committed in the file at
 // path, or 0 if it has none that parses.
 func committedEntries(path string) int {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	ft, err := spec.DetectFormat(f, st.Size())
+	ft, err := spec.DetectFormat(f, size)
 	if err != nil {
 		return 0
 	}
 	switch ft {
 	case spec.FormatV3:
-		if v, err := spec.ParseV3(f, st.Size()); err == nil {
+		if v, err := spec.ParseV3(f, size); err == nil {
 			return len(v.Entries)
 		}
 	case spec.FormatV2:
-		if v, err := spec.ParseV2(f, st.Size()); err == nil {
+		if v, err := spec.ParseV2(f, size); err == nil {
 			return len(v.Entries)
 		}
 	}

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"unsafe"
@@ -125,6 +126,9 @@ type Cache struct {
 	// current program only (lock busy, allocation failed).
 	fileReason HeapReason
 	blocked    HeapReason
+	// readOnly: Options.ReadOnly, or the file system refused a write with
+	// EROFS. Loads and hits go on; nothing is written.
+	readOnly bool
 
 	disk diskView
 	w    *writer
@@ -179,12 +183,33 @@ func Open(opts Options) (*Cache, error) {
 		c.stats.Load = LoadFailed
 		c.stats.LoadErr = fmt.Errorf("cache: page size %d: %w", c.pageSize, vfs.ErrNotSupported)
 	default:
-		c.dir = filepath.Dir(o.Path)
+		// A link at the path stays a link: its target is what is read,
+		// locked, and replaced by rename (docs/paths.md).
+		if r, ok := o.FS.(resolver); ok {
+			if target, err := r.Resolve(o.Path); err == nil {
+				c.opts.Path = target
+			}
+		}
+		c.dir = filepath.Dir(c.opts.Path)
+		c.readOnly = o.ReadOnly
 	}
 	return c, nil
 }
 
-// Path is the cache file path ("" for a heap-only cache).
+// resolver is the part of a filesystem that follows symbolic links
+// (vfs.OS has it; the simulated filesystems have no links).
+type resolver interface {
+	Resolve(name string) (string, error)
+}
+
+// chmoder sets a file's permission bits (vfs.OS has it; the simulated
+// filesystems keep no modes).
+type chmoder interface {
+	Chmod(name string, mode os.FileMode) error
+}
+
+// Path is the cache file path ("" for a heap-only cache): the target of a
+// symbolic link given as Options.Path.
 func (c *Cache) Path() string { return c.opts.Path }
 
 // Close releases the cache: it ends any write without committing (call

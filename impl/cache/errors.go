@@ -53,6 +53,18 @@ var (
 	ErrLockBusy = errors.New("cache: lock file is busy")
 	// ErrFormatMismatch is matched by *FormatMismatchError.
 	ErrFormatMismatch = errors.New("cache: file format differs from the configured one")
+	// ErrNotRegular is recorded when the cache path is not a regular file
+	// (a FIFO, a device, a socket, a directory): nothing is read from it
+	// or written to it.
+	ErrNotRegular = errors.New("cache: not a regular file")
+	// ErrForeignFile is recorded when the cache path holds a file that is
+	// neither format's (spec.Recognize): it is left untouched unless
+	// Options.ReplaceForeign. It does not match spec.ErrCorrupt, which
+	// means a damaged cache file, replaced at the next commit.
+	ErrForeignFile = errors.New("cache: not a cache file")
+	// ErrReadOnly is returned by a write the cache refuses because it is
+	// read-only (Options.ReadOnly, or a read-only file system).
+	ErrReadOnly = errors.New("cache: read-only")
 )
 
 // OptionsError reports an invalid option.

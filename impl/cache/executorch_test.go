@@ -96,14 +96,29 @@ func TestET_LoadPackedCache_RejectsV1Format(t *testing.T) {
 	require.Equal(t, uint64(1), process(t, opts, []spec.Key{etWeight}).Hits)
 }
 
-// LoadPackedCache_RejectsCorruptTrailer: 1024 bytes of 0xCC.
+// LoadPackedCache_RejectsCorruptTrailer: 1024 bytes of 0xCC. ExecuTorch
+// rejects the file and truncates it for a fresh write. Here it carries no
+// mark of either format, so it is foreign: rejected and left byte for byte
+// as it is (heap, reason foreign-file), until the caller opts in to
+// replacing it (Options.ReplaceForeign), which rebuilds it like ExecuTorch.
 func TestET_LoadPackedCache_RejectsCorruptTrailer(t *testing.T) {
+	junk := bytes.Repeat([]byte{0xCC}, 1024)
 	for _, f := range []spec.Format{spec.FormatV2, spec.FormatV3} {
 		opts := cache.Options{Path: tempPath(t), Format: f}
-		require.NoError(t, os.WriteFile(opts.Path, bytes.Repeat([]byte{0xCC}, 1024), 0o644))
+		require.NoError(t, os.WriteFile(opts.Path, junk, 0o644))
 		s := process(t, opts, []spec.Key{etWeight})
 		require.Equal(t, cache.LoadRejected, s.Load)
-		require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
+		require.ErrorIs(t, s.LoadErr, cache.ErrForeignFile)
+		require.NotErrorIs(t, s.LoadErr, spec.ErrCorrupt)
+		require.Positive(t, s.HeapBytes[cache.HeapForeign])
+		got, err := os.ReadFile(opts.Path)
+		require.NoError(t, err)
+		require.Equal(t, junk, got, "a foreign file is never written")
+
+		opts.ReplaceForeign = true
+		s = process(t, opts, []spec.Key{etWeight})
+		require.Equal(t, cache.LoadRejected, s.Load)
+		require.Empty(t, s.HeapBytes)
 		require.Equal(t, uint64(1), process(t, opts, []spec.Key{etWeight}).Hits)
 	}
 }

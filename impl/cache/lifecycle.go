@@ -61,7 +61,7 @@ func (c *Cache) Finalize() error {
 	// Space reserved and never inserted is dropped: heap memory to the
 	// collector, file space to garbage (counted, reclaimed by compaction).
 	clear(c.reservations)
-	if c.opts.Path == "" || c.fileReason != "" {
+	if !c.writable() {
 		return nil
 	}
 	if c.dirty() || c.v2Unterminated() {
@@ -83,7 +83,7 @@ func (c *Cache) Save() error {
 	if c.closed {
 		return ErrClosed
 	}
-	if c.opts.Path == "" || c.fileReason != "" || !c.dirty() && !c.v2Unterminated() {
+	if !c.writable() || !c.dirty() && !c.v2Unterminated() {
 		return nil
 	}
 	c.finishRegions(false)
@@ -100,7 +100,7 @@ func (c *Cache) Compact() error {
 	if c.closed {
 		return ErrClosed
 	}
-	if c.opts.Path == "" || c.fileReason != "" {
+	if !c.writable() {
 		return nil
 	}
 	c.finishRegions(false)

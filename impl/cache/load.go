@@ -29,7 +29,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	}
 	got, err := spec.DetectFormat(f, size)
 	if err != nil {
-		return nil, err
+		return nil, foreignOrCorrupt(f, size, err)
 	}
 	if got != c.opts.Format {
 		return nil, &FormatMismatchError{Got: got, Want: c.opts.Format}
@@ -58,7 +58,20 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 // or "" when the file is usable.
 func (c *Cache) load() HeapReason {
 	c.stats.LoadErr = nil
-	lk, err := acquire(c.fsys, c.opts.Path, vfs.LockShared, c.opts.LockWait)
+	if err := c.checkRegular(); err != nil {
+		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		return HeapNotRegular
+	}
+	lk, err := acquireFile(c.fsys, c.opts.Path, vfs.LockShared, c.opts.LockWait, !c.readOnly)
+	if err != nil && (readOnlyFS(err) || c.readOnly && errors.Is(err, fs.ErrNotExist)) {
+		// A read-only cache (a system image, a file system mounted
+		// read-only) may have no lock file and cannot create one. No xpwc
+		// writer can be active on it then: writers create the lock file
+		// before they write. The data file's shared lock still keeps an
+		// ExecuTorch writer out.
+		c.readOnly = true
+		lk, err = nil, nil
+	}
 	if err != nil {
 		c.stats.LoadErr = err
 		if errors.Is(err, ErrLockBusy) {
@@ -71,7 +84,9 @@ func (c *Cache) load() HeapReason {
 		}
 		return HeapOpenFailed
 	}
-	defer func() { _ = lk.release() }()
+	if lk != nil {
+		defer func() { _ = lk.release() }()
+	}
 
 	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -100,7 +115,14 @@ func (c *Cache) load() HeapReason {
 	cf, err := c.parseFile(f)
 	if err != nil {
 		c.stats.LoadErr = err
-		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) {
+		if errors.Is(err, ErrForeignFile) && !c.opts.ReplaceForeign {
+			// Not ours: left as it is, this launch packs to heap.
+			c.stats.Load = LoadRejected
+			_ = c.merge(nil, nil)
+			c.setDisk(nil)
+			return HeapForeign
+		}
+		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) && !errors.Is(err, ErrForeignFile) {
 			c.stats.Load = LoadFailed
 			return HeapOpenFailed
 		}

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -64,13 +65,27 @@ type lockFile struct {
 // is ErrLockBusy; anything else is the I/O error (a missing or read-only
 // directory).
 func acquire(fsys vfs.FS, path string, mode vfs.LockMode, wait time.Duration) (*lockFile, error) {
+	return acquireFile(fsys, path, mode, wait, true)
+}
+
+// acquireFile is acquire; with create false a missing lock file is an error
+// (wrapping fs.ErrNotExist) instead of being created, for a read-only
+// cache, which writes nothing, not even the lock file.
+func acquireFile(fsys vfs.FS, path string, mode vfs.LockMode, wait time.Duration, create bool) (*lockFile, error) {
 	name := path + ".lock"
-	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	var f vfs.File
+	err := fs.ErrNotExist
+	if create {
+		f, err = fsys.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	}
 	if err != nil {
 		// A read-only directory may still hold a lock file made earlier;
 		// flock works on a read-only descriptor.
 		var rerr error
 		if f, rerr = fsys.OpenFile(name, os.O_RDONLY, 0); rerr != nil {
+			if !create {
+				err = rerr
+			}
 			return nil, fmt.Errorf("cache: open lock file: %w", err)
 		}
 	}

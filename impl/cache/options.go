@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/xpwc/xpwc/impl/vfs"
@@ -42,6 +43,11 @@ func (p VerifyPolicy) String() string {
 // stays within 1.5 times what a fresh rewrite would need (G4).
 const DefaultCompactGarbageRatio = 0.5
 
+// DefaultFileMode is the permission of a new cache file: owner only, as
+// ExecuTorch creates its files. Packed weights are derived from the model;
+// a cache readable by every user of a device leaks it.
+const DefaultFileMode os.FileMode = 0o600
+
 // Options configure a Cache. The zero value is a heap-only cache.
 type Options struct {
 	// Path is the cache file. "" means the cache never touches a file (G6).
@@ -70,6 +76,20 @@ type Options struct {
 	// it is read, and the file is replaced like a damaged one. 0 means
 	// spec.DefaultMaxIndexBytes (1 GiB).
 	MaxIndexBytes uint64
+	// FileMode is the permission of a new cache file; 0 means 0600 (as
+	// ExecuTorch creates its files). A file that replaces another keeps the
+	// mode of the one it replaces.
+	FileMode os.FileMode
+	// ReplaceForeign lets the cache replace a file at Path that is not a
+	// cache file of either format (spec.Recognize). Off, such a file is
+	// left untouched and every launch packs to heap with reason
+	// foreign-file.
+	ReplaceForeign bool
+	// ReadOnly makes the cache load and serve hits but never write the
+	// file or take a lock a reader does not take: misses pack to heap with
+	// reason read-only, nothing is committed. A file on a read-only file
+	// system is used this way without asking.
+	ReadOnly bool
 
 	_ struct{}
 }
@@ -99,6 +119,12 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.FS == nil {
 		o.FS = vfs.OS()
+	}
+	if o.FileMode&^os.ModePerm != 0 {
+		return o, &OptionsError{Field: "FileMode", Value: o.FileMode.String()}
+	}
+	if o.FileMode == 0 {
+		o.FileMode = DefaultFileMode
 	}
 	return o, nil
 }

@@ -94,6 +94,8 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	reason := c.fileReason
 	switch {
 	case reason != "":
+	case c.readOnly:
+		reason = HeapReadOnly
 	case c.lastLookupUnnamed:
 		reason = HeapUnnamed
 	case c.blocked != "":

@@ -48,6 +48,9 @@ const (
 	HeapMapFailed    HeapReason = "map-failed"    // mmap failed
 	HeapWriteFailed  HeapReason = "write-failed"  // a previous commit of this launch failed
 	HeapClosed       HeapReason = "closed"        // reserved after Close
+	HeapNotRegular   HeapReason = "not-regular"   // the path is a FIFO, device, socket or directory
+	HeapForeign      HeapReason = "foreign-file"  // the path holds a file that is not a cache file
+	HeapReadOnly     HeapReason = "read-only"     // Options.ReadOnly, or the file system is read-only
 )
 
 // Stats is a snapshot of a cache's counters and space accounting.

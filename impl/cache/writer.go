@@ -33,7 +33,17 @@ type writer struct {
 // another process may have committed after this cache loaded (G2, G3). It
 // returns the heap reason and the error when the file cannot be written.
 func (c *Cache) beginWrite() (HeapReason, error) {
+	if c.readOnly {
+		return HeapReadOnly, fmt.Errorf("%w: %s", ErrReadOnly, c.opts.Path)
+	}
+	if err := c.checkRegular(); err != nil {
+		return HeapNotRegular, err
+	}
 	lk, err := acquire(c.fsys, c.opts.Path, vfs.LockExclusive, c.opts.LockWait)
+	if err != nil && readOnlyFS(err) {
+		c.readOnly = true
+		return HeapReadOnly, fmt.Errorf("%w: %w", ErrReadOnly, err)
+	}
 	if err != nil {
 		if errors.Is(err, ErrLockBusy) {
 			return HeapLockBusy, err
@@ -48,6 +58,11 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 	c.removeTemps()
 
 	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDWR, 0)
+	if readOnlyFS(err) {
+		_ = lk.release()
+		c.readOnly = true
+		return HeapReadOnly, fmt.Errorf("%w: %w", ErrReadOnly, err)
+	}
 	var cf *committedFile
 	replacing := false
 	if err == nil {
@@ -68,7 +83,11 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 		if cf, err = c.parseFile(f); err != nil {
 			_ = f.Close()
 			f = nil
-			if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) {
+			if errors.Is(err, ErrForeignFile) && !c.opts.ReplaceForeign {
+				_ = lk.release()
+				return HeapForeign, err
+			}
+			if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) && !errors.Is(err, ErrForeignFile) {
 				_ = lk.release()
 				return HeapOpenFailed, err
 			}
@@ -120,9 +139,23 @@ func (c *Cache) align() int64 {
 // createTemp creates a new file next to Path holding only the header.
 func (c *Cache) createTemp() (vfs.File, string, int64, error) {
 	name := fmt.Sprintf("%s.tmp-%d-%016x", c.opts.Path, os.Getpid(), rand.Uint64())
-	f, err := c.fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	// A replacement keeps the mode of the file it replaces (a rejected
+	// cache file, or the live file a compaction rewrites); a new file gets
+	// Options.FileMode. Set with chmod, so the umask does not change it.
+	mode := c.opts.FileMode
+	if fi, err := c.fsys.Stat(c.opts.Path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	f, err := c.fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return nil, "", 0, err
+	}
+	if ch, ok := c.fsys.(chmoder); ok {
+		if err := ch.Chmod(name, mode); err != nil {
+			_ = f.Close()
+			_ = c.fsys.Remove(name)
+			return nil, "", 0, err
+		}
 	}
 	// Locked before the rename publishes it, so no ExecuTorch writer can
 	// take the new file from under this process (lockData).

@@ -30,10 +30,13 @@ type LaunchConfig struct {
 	// process). nil means a Manager private to this launch, so that the
 	// launch behaves like a fresh process: it loads the file from scratch.
 	Manager *cache.Manager
-	// Format, VerifyData and LockWait are passed to cache.Options.
-	Format     spec.Format
-	VerifyData cache.VerifyPolicy
-	LockWait   time.Duration
+	// Format, VerifyData, LockWait, ReplaceForeign and ReadOnly are passed
+	// to cache.Options.
+	Format         spec.Format
+	VerifyData     cache.VerifyPolicy
+	LockWait       time.Duration
+	ReplaceForeign bool
+	ReadOnly       bool
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -121,6 +124,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	c, release, err := mgr.Get(cache.Options{
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
 		VerifyData: cfg.VerifyData, LockWait: cfg.LockWait,
+		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)

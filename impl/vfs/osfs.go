@@ -1,9 +1,12 @@
 package vfs
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 )
 
 // OS returns the filesystem of the operating system. The platform-specific
@@ -19,7 +22,9 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	// os.OpenFile already passes O_CLOEXEC on every platform that has it; we
 	// rely on that instead of OR-ing a platform constant in here, so forked
 	// children never inherit a descriptor or the lock it carries.
-	f, err := os.OpenFile(name, flag, perm)
+	// O_NONBLOCK: a FIFO put at the cache path must not hang the open
+	// waiting for a writer; on regular files it changes nothing.
+	f, err := os.OpenFile(name, flag|openNonblock, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +64,42 @@ func (osFS) SyncDir(dir string) error {
 }
 
 func (osFS) PageSize() int { return os.Getpagesize() }
+
+// maxLinks bounds the symbolic links Resolve follows, as the kernel's
+// ELOOP limit does for path lookup.
+const maxLinks = 40
+
+// Resolve returns the path name stands for once every symbolic link on it
+// is followed: the target of a link, also when the target does not exist
+// yet (a dangling link names the file a writer should create). The cache
+// reads, locks and renames over that path, so a link at the cache path
+// stays a link and its target is what changes.
+func (osFS) Resolve(name string) (string, error) {
+	for range maxLinks {
+		target, err := os.Readlink(name)
+		if err != nil {
+			// Not a link (EINVAL) or not there: the directory part may
+			// still hold links.
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EINVAL) {
+				return "", err
+			}
+			dir, derr := filepath.EvalSymlinks(filepath.Dir(name))
+			if derr != nil {
+				return "", derr
+			}
+			return filepath.Join(dir, filepath.Base(name)), nil
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(name), target)
+		}
+		name = target
+	}
+	return "", &fs.PathError{Op: "resolve", Path: name, Err: syscall.ELOOP}
+}
+
+// Chmod sets the permission bits of name (a new cache file gets the mode of
+// the file it replaces).
+func (osFS) Chmod(name string, mode os.FileMode) error { return os.Chmod(name, mode) }
 
 // osFile is an *os.File; only the positionless calls are used, so one
 // osFile is safe for concurrent ReadAt/WriteAt as the contract requires.

@@ -8,6 +8,9 @@ import "fmt"
 // would need them reports ErrNotSupported, which the cache turns into heap
 // packing with a recorded reason (G8).
 
+// openNonblock is 0 where there is no O_NONBLOCK to add.
+const openNonblock = 0
+
 func (o *osFile) Map(off int64, length int, prot Prot) (Mapping, error) {
 	return nil, fmt.Errorf("vfs: map %s: %w", o.f.Name(), ErrNotSupported)
 }

@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// openNonblock is O_NONBLOCK, which OpenFile adds to every open.
+const openNonblock = unix.O_NONBLOCK
+
 func (o *osFile) Map(off int64, length int, prot Prot) (Mapping, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("vfs: map %s: length %d: %w", o.f.Name(), length, unix.EINVAL)

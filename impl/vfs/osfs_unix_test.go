@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -215,4 +216,59 @@ func TestOSLockNotInheritedByChildren(t *testing.T) {
 	require.NoError(t, err)
 	defer g.Close()
 	require.NoError(t, g.Lock(vfs.LockExclusive, false), "the child holds no copy of the locked descriptor")
+}
+
+// resolver is the optional Resolve of the OS filesystem, as the cache
+// finds it.
+type resolver interface {
+	Resolve(name string) (string, error)
+}
+
+// TestOSResolveFollowsLinks: a chain of links, relative and absolute,
+// resolves to its final target, also when that target does not exist, and
+// a loop is ELOOP.
+func TestOSResolveFollowsLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	r, ok := vfs.OS().(resolver)
+	require.True(t, ok)
+	target := filepath.Join(dir, "real.xpwc")
+	require.NoError(t, os.WriteFile(target, []byte("x"), 0o600))
+	require.NoError(t, os.Symlink("real.xpwc", filepath.Join(dir, "rel")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "rel"), filepath.Join(dir, "abs")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "missing.xpwc"), filepath.Join(dir, "dangling")))
+	require.NoError(t, os.Symlink("loop2", filepath.Join(dir, "loop1")))
+	require.NoError(t, os.Symlink("loop1", filepath.Join(dir, "loop2")))
+
+	for link, want := range map[string]string{
+		"real.xpwc": target, "rel": target, "abs": target,
+		"dangling": filepath.Join(dir, "missing.xpwc"), "new.xpwc": filepath.Join(dir, "new.xpwc"),
+	} {
+		got, err := r.Resolve(filepath.Join(dir, link))
+		require.NoError(t, err, link)
+		require.Equal(t, want, got, link)
+	}
+	_, err = r.Resolve(filepath.Join(dir, "loop1"))
+	require.ErrorIs(t, err, syscall.ELOOP)
+}
+
+// TestOSOpenFIFODoesNotBlock: opening a FIFO with no writer returns at
+// once (O_NONBLOCK) instead of waiting for one forever.
+func TestOSOpenFIFODoesNotBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(path, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		f, err := vfs.OS().OpenFile(path, os.O_RDONLY, 0)
+		if err == nil {
+			err = f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a FIFO blocked")
+	}
 }

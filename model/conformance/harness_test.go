@@ -236,7 +236,7 @@ func (w *world) apply(op spec.Op) observation {
 }
 
 // foreign writes to the file outside the protocol: one data byte of the
-// entry for the name, or the magic of both commit slots (zeroed, so that a
+// entry for the name, or the generation of both commit slots (zeroed, so a
 // second write cannot bring an older commit back). It syncs, as the model
 // treats foreign writes as durable.
 func (w *world) foreign(op spec.Op) error {
@@ -246,8 +246,10 @@ func (w *world) foreign(op spec.Op) error {
 	}
 	defer f.Close()
 	if op.Foreign == spec.ForeignIndex {
+		// The generations, not the magics: without its magic the file
+		// would be foreign, left alone rather than rebuilt (as in sim).
 		var zero [8]byte
-		for _, off := range []int64{0, spec.V3SlotSize} {
+		for _, off := range []int64{16, spec.V3SlotSize + 16} {
 			if _, err := f.WriteAt(zero[:], off); err != nil {
 				return err
 			}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+)
+
+// openRegular opens a cache file for reading without blocking on whatever
+// sits at the path: anything but a regular file (a FIFO, a device, a
+// socket, a directory) is refused with its kind named, and the open itself
+// is non-blocking (vfs.OS) for a FIFO that appears in between. Links are
+// followed.
+func openRegular(path string) (vfs.File, int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(fi.Mode()))
+	}
+	f, err := vfs.OS().OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	size, err := f.Size()
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
+}

@@ -1,0 +1,73 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// What may sit at the cache path, and what the cache does with it, is the
+// table of docs/paths.md. The rules: a path that is not a regular file is
+// never opened for reading or writing past a stat; a file that is not a
+// cache file of either format (spec.Recognize) is never replaced unless the
+// caller opted in; a read-only cache or file system is read and never
+// written.
+
+// checkRegular returns an error matching ErrNotRegular when the path exists
+// and is not a regular file. It is a stat, so it cannot block on a FIFO;
+// the open that follows adds O_NONBLOCK for one that appears in between.
+// A missing path or a stat error is left to that open to report.
+func (c *Cache) checkRegular() error {
+	fi, err := c.fsys.Stat(c.opts.Path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, fileKind(fi.Mode()))
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
+
+// foreignOrCorrupt turns DetectFormat's rejection of f into ErrForeignFile
+// when the file carries no mark of either format. An empty file is not
+// foreign: there is nothing in it to lose.
+func foreignOrCorrupt(f vfs.File, size int64, detectErr error) error {
+	if size == 0 || !errors.Is(detectErr, spec.ErrCorrupt) {
+		return detectErr
+	}
+	got, err := spec.Recognize(f, size, spec.V2ScanLimit)
+	if err != nil {
+		return err
+	}
+	if got == spec.FormatUnknown {
+		return fmt.Errorf("%w: %s (%d bytes): %v", ErrForeignFile, f.Name(), size, detectErr)
+	}
+	return detectErr
+}
+
+// readOnlyFS reports whether err says the file system is mounted read-only.
+func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
+
+// writable reports whether this cache may write its file at all.
+func (c *Cache) writable() bool {
+	return c.opts.Path != "" && c.fileReason == "" && !c.readOnly
+}
