@@ -64,7 +64,7 @@ func cmdLaunch(e *env, args []string) int {
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
-	format := fs.String("format", "v3", "cache file `format`: v3 or v2 (ExecuTorch-compatible)")
+	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
 	verifyData := fs.String("verify-data", cache.VerifyOnFirstUse.String(), "data checksum `policy`: on-first-use, on-load or off")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
@@ -104,7 +104,7 @@ func cmdLaunch(e *env, args []string) int {
 	if err != nil {
 		return fail(exitProblem, err)
 	}
-	out := newLaunchReport(rep, cfg.Format)
+	out := newLaunchReport(rep, rep.Format)
 	if rep.Load == cache.LoadOK {
 		out.EntriesLoaded = before
 	}
@@ -217,12 +217,14 @@ var errUsage = errors.New("usage")
 
 func parseFormat(s string) (spec.Format, error) {
 	switch s {
-	case "v3", "":
+	case "v3":
 		return spec.FormatV3, nil
 	case "v2":
 		return spec.FormatV2, nil
+	case "auto", "":
+		return spec.FormatUnknown, nil
 	}
-	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3 or v2)", errUsage, s)
+	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3, v2 or auto)", errUsage, s)
 }
 
 func parseVerifyPolicy(s string) (cache.VerifyPolicy, error) {

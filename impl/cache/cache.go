@@ -129,6 +129,9 @@ type Cache struct {
 	// readOnly: Options.ReadOnly, or the file system refused a write with
 	// EROFS. Loads and hits go on; nothing is written.
 	readOnly bool
+	// detectFormat: Options.Format was left unknown, so opts.Format follows
+	// the format of the file found at the path (v3 until one is found).
+	detectFormat bool
 
 	disk diskView
 	w    *writer
@@ -192,6 +195,7 @@ func Open(opts Options) (*Cache, error) {
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly
+		c.detectFormat = opts.Format == spec.FormatUnknown
 	}
 	return c, nil
 }

@@ -31,6 +31,11 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
 	}
+	if got != c.opts.Format && c.detectFormat && c.w == nil {
+		// No format was named: the file's is used, so an ExecuTorch v2
+		// file is read and appended to as v2, never replaced by v3.
+		c.opts.Format = got
+	}
 	if got != c.opts.Format {
 		return nil, &FormatMismatchError{Got: got, Want: c.opts.Format}
 	}

@@ -56,10 +56,12 @@ type Options struct {
 	Path string
 	// FS is the filesystem seam; nil means vfs.OS().
 	FS vfs.FS
-	// Format is the file format written and expected: spec.FormatV3 (the
-	// default, also chosen by spec.FormatUnknown) or spec.FormatV2
-	// (ExecuTorch-compatible, without checksums or commit point). A file of
-	// the other format is rejected and replaced.
+	// Format is the file format written and expected: spec.FormatV3 or
+	// spec.FormatV2 (ExecuTorch-compatible, without checksums or commit
+	// point). spec.FormatUnknown, the default, takes the format of the file
+	// found at Path (so an ExecuTorch file stays an ExecuTorch file), and
+	// v3 for a new one. A file of the other format than a named one is
+	// rejected (ErrFormatMismatch) and replaced.
 	Format spec.Format
 	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
 	// to heap for this launch and record ReasonLockBusy (G8).

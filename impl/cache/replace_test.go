@@ -51,18 +51,42 @@ func TestCorruptFileReplacedByRename(t *testing.T) {
 	require.Equal(t, uint64(3), process(t, opts, ks).Hits)
 }
 
-// A file of the other format is rejected with a typed error and replaced.
+// A file of another format than the one named is rejected with a typed
+// error and replaced.
 func TestFormatMismatchReplaced(t *testing.T) {
 	path := tempPath(t)
 	ks := keys(2, 1)
+	v3 := cache.Options{Path: path, Format: spec.FormatV3}
 	process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks)
-	s := process(t, cache.Options{Path: path}, ks)
+	s := process(t, v3, ks)
 	require.Equal(t, cache.LoadRejected, s.Load)
 	var fm *cache.FormatMismatchError
 	require.ErrorAs(t, s.LoadErr, &fm)
 	require.Equal(t, spec.FormatV2, fm.Got)
 	require.Equal(t, spec.FormatV3, fm.Want)
-	require.Equal(t, uint64(2), process(t, cache.Options{Path: path}, ks).Hits)
+	require.Equal(t, uint64(2), process(t, v3, ks).Hits)
+}
+
+// With no format named, the file's format is used: an ExecuTorch v2 file
+// is loaded and appended to as v2, never replaced by a v3 file (which
+// would drop every entry it holds for ExecuTorch); a new file is v3.
+func TestFormatDetectedFromFile(t *testing.T) {
+	path := tempPath(t)
+	ks := keys(3, 1)
+	process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks[:2])
+	s := process(t, cache.Options{Path: path}, ks)
+	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, spec.FormatV2, s.Format)
+	require.Equal(t, uint64(2), s.Hits)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	v, err := spec.ParseV2(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err, "still an ExecuTorch file")
+	require.Len(t, v.Entries, 3)
+
+	fresh := cache.Options{Path: tempPath(t)}
+	require.Equal(t, spec.FormatV3, process(t, fresh, ks).Format)
+	require.Equal(t, spec.FormatV3, process(t, fresh, ks).Format)
 }
 
 // G7 (and G1 for v3): whatever the file holds, a launch yields correct bytes

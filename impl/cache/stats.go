@@ -1,5 +1,7 @@
 package cache
 
+import "github.com/xpwc/xpwc/spec"
+
 // LoadOutcome is what loading the committed index found.
 type LoadOutcome string
 
@@ -55,6 +57,9 @@ const (
 
 // Stats is a snapshot of a cache's counters and space accounting.
 type Stats struct {
+	// Format is the format the cache reads and writes: the one named in
+	// Options, or the one found in the file when none was named.
+	Format spec.Format
 	// Hits and Misses count LookUp answers (look-ups of unnamed constants
 	// are misses too).
 	Hits, Misses uint64

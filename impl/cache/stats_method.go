@@ -7,6 +7,7 @@ func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
+	s.Format = c.opts.Format
 	s.Repacks = maps.Clone(c.stats.Repacks)
 	s.HeapBytes = map[HeapReason]uint64{}
 	for _, e := range c.handles {

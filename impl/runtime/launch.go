@@ -57,6 +57,9 @@ type LaunchReport struct {
 	// (a rejected or unreadable file is not a launch error: G7, G8).
 	Load    cache.LoadOutcome
 	LoadErr error
+	// Format is the cache file format used: the one configured, or the
+	// file's when none was.
+	Format spec.Format
 	// Hits and Misses are the cache's look-up answers; Repacks the misses
 	// by reason. Packed is the number of layers this launch packed, Private
 	// those the backend packed into its own memory (cache off or refusing).
@@ -164,7 +167,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	rep.Packed, rep.Private, rep.SourceBytesHeld = bs.Packed, bs.Private, b.SourceBytesHeld()
 	st := c.Stats()
 	rep.Entries = len(c.Names())
-	rep.Load, rep.LoadErr = st.Load, st.LoadErr
+	rep.Load, rep.LoadErr, rep.Format = st.Load, st.LoadErr, st.Format
 	rep.Hits, rep.Misses, rep.Repacks = st.Hits, st.Misses, st.Repacks
 	rep.HeapByReason, rep.FileBytes = st.HeapBytes, st.FileBytes
 	for _, n := range st.HeapBytes {
