@@ -34,6 +34,7 @@ func TestScripts(t *testing.T) {
 			"waitfile": cmdWaitFile,
 			"scribble": cmdScribble,
 			"hostile":  cmdHostile,
+			"mkfifo":   cmdMkfifo,
 		},
 	})
 }
@@ -108,4 +109,13 @@ func cmdHostile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("hostile: N must be 0 to %d", len(files)-1)
 	}
 	ts.Check(files[n].File.Materialize(ts.MkAbs(args[1])))
+}
+
+// cmdMkfifo is "mkfifo NAME": make a FIFO, which must never hang a command
+// that is given it as a cache file.
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo NAME")
+	}
+	ts.Check(mkfifo(ts.MkAbs(args[0])))
 }
