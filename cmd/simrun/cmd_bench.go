@@ -93,7 +93,7 @@ type benchReport struct {
 // directory, with progress on stderr. Exit 0 when every step behaved (warm
 // launches hit everything); 1 when a step did not, or failed; 2 usage.
 func cmdBench(e *env, args []string) int {
-	fs := newFlagSet(e, "bench", "simrun bench [--preset small|llama-1184] [--json]")
+	fs := newFlagSet(e, "bench", "simrun bench [--preset small|llama-1184] [--runs N] [--relaunches N] [--dir DIR] [--json]")
 	preset := fs.String("preset", runtime.PresetSmall, "preset: "+strings.Join(runtime.Presets(), " or "))
 	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 3 for llama-1184)")
 	relaunches := fs.Int("relaunches", 100, "warm relaunches for the growth measurement (G4)")
@@ -102,9 +102,12 @@ func cmdBench(e *env, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 0 || *runs < 0 || *relaunches < 0 {
+	if fs.NArg() != 0 {
 		fs.Usage()
 		return exitUsage
+	}
+	if code := checkRanges(e, "bench", atLeast("runs", int64(*runs), 0), atLeast("relaunches", int64(*relaunches), 0)); code >= 0 {
+		return code
 	}
 	if !slices.Contains(runtime.Presets(), *preset) {
 		fmt.Fprintf(e.stderr, "simrun bench: unknown preset %q (have %s)\n", *preset, strings.Join(runtime.Presets(), ", "))
@@ -343,7 +346,7 @@ func (b *bencher) upgrade(rep *benchReport, cfg runtime.LaunchConfig, up *kernel
 	rep.UpgradeNextMisses = r2.Misses
 	rep.FileSizeAfterUpgrade, rep.GarbageAfterUpgrade = r2.FileSize, r2.GarbageBytes
 	rep.GrowthBytesAfterUpgrade = r2.FileSize - st0.Size()
-	b.progress("kernel upgrade to %s: repacks %v, next launch %d misses, file %d bytes", up.Name(), r.Repacks, r2.Misses, r2.FileSize)
+	b.progress("kernel upgrade to %s:%s, next launch %d misses, file %d bytes", up.Name(), counts(" repacks", rep.UpgradeRepacks), r2.Misses, r2.FileSize)
 	return nil
 }
 
@@ -468,8 +471,8 @@ func printBench(w io.Writer, r *benchReport) {
 	}
 	fmt.Fprintf(w, "heap packing, no file: init %.2f ms\n", r.HeapMS)
 	fmt.Fprintf(w, "file %d bytes; after %d relaunches grew %d bytes, mtime changed %t\n", r.FileSize, r.Relaunches, r.GrowthBytes100Relaunches, r.MtimeChanged)
-	fmt.Fprintf(w, "upgrade to %s: repacks %v, next launch %d misses, file %d bytes (%+d), garbage %d\n",
-		r.UpgradeKernel, r.UpgradeRepacks, r.UpgradeNextMisses, r.FileSizeAfterUpgrade, r.GrowthBytesAfterUpgrade, r.GarbageAfterUpgrade)
+	fmt.Fprintf(w, "upgrade to %s:%s, next launch %d misses, file %d bytes (%+d), garbage %d\n",
+		r.UpgradeKernel, counts(" repacks", r.UpgradeRepacks), r.UpgradeNextMisses, r.FileSizeAfterUpgrade, r.GrowthBytesAfterUpgrade, r.GarbageAfterUpgrade)
 	fmt.Fprintf(w, "pack %.2f GB/s, copy %.2f GB/s (pack/copy %.2f), crc32c %.2f GB/s\n", r.PackGBps, r.CopyGBps, r.PackRatio, r.CRCGBps)
 }
 

@@ -51,7 +51,8 @@ type violationJSON struct {
 // violation was found (--design), or that the expectations of --all did not
 // hold.
 func cmdExplore(e *env, args []string) int {
-	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--json] [bounds]")
+	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
+		"               [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]")
 	def := model.DefaultBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored")
@@ -76,6 +77,10 @@ func cmdExplore(e *env, args []string) int {
 	}
 	if *list {
 		return listDesigns(e, *asJSON)
+	}
+	if code := checkRanges(e, "explore", between("depth", int64(*depth), 1, 1<<10),
+		atLeast("max-states", int64(*maxStates), 0)); code >= 0 {
+		return code
 	}
 	b := def
 	b.Depth, b.Procs, b.Names, b.Programs = *depth, *procs, *names, *programs

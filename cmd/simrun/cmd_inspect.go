@@ -81,13 +81,15 @@ func cmdInspect(e *env, args []string) int {
 	}
 	if len(rest) != 1 {
 		fs.Usage()
-		return exitUsage
+		if len(rest) == 0 {
+			return usageError(e, "inspect", "a FILE is required")
+		}
+		return usageError(e, "inspect", "one FILE at a time, got %d", len(rest))
 	}
 	path := rest[0]
 
 	if *maxIndex == 0 {
-		fmt.Fprintln(e.stderr, "simrun inspect: --max-index-bytes must be at least 1")
-		return exitUsage
+		return usageError(e, "inspect", "--max-index-bytes 0 is out of range (want at least 1)")
 	}
 	rep, err := inspectPath(path, spec.Parser{MaxIndexBytes: *maxIndex})
 	if err != nil {

@@ -60,7 +60,8 @@ type launchReport struct {
 // whatever happened to the cache (G8); 1 if inference or --verify failed;
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
-	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--kernel NAME] [--verify] [--json] [--replace-foreign] [--read-only]")
+	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
+		"              [--verify-data on-first-use|on-load|off] [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
@@ -74,9 +75,13 @@ func cmdLaunch(e *env, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 0 || *cachePath == "" {
+	if fs.NArg() != 0 {
 		fs.Usage()
 		return exitUsage
+	}
+	if *cachePath == "" {
+		fs.Usage()
+		return usageError(e, "launch", "--cache is required")
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)

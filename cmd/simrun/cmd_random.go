@@ -50,10 +50,16 @@ func cmdRandom(e *env, args []string) int {
 		return exitUsage
 	}
 	o.backend = sim.Backend(backend)
-	if fs.NArg() != 0 || o.steps <= 0 || o.runs <= 0 || o.seed < 0 || o.names < 1 || o.names > 3 ||
-		(o.backend != sim.BackendCrashFS && o.backend != sim.BackendOS) {
+	if fs.NArg() != 0 {
 		fs.Usage()
 		return exitUsage
+	}
+	if code := checkRanges(e, "random", atLeast("seed", int64(o.seed), 0), atLeast("steps", int64(o.steps), 1),
+		atLeast("runs", int64(o.runs), 1), between("names", int64(o.names), 1, 3)); code >= 0 {
+		return code
+	}
+	if o.backend != sim.BackendCrashFS && o.backend != sim.BackendOS {
+		return usageError(e, "random", "--backend %q (want crashfs or os)", backend)
 	}
 	if _, err := model.DesignByName(o.design); err != nil {
 		fmt.Fprintf(e.stderr, "simrun random: %v\n", err)

@@ -52,13 +52,33 @@ func run(e *env, args []string) int {
 	}
 	cmds := commands()
 	if c, ok := cmds[args[0]]; ok {
+		if isHelp(args[1:]) {
+			// Asked for, help is output: stdout, exit 0. The flag set
+			// prints it to its error stream, pointed at stdout here.
+			c.run(&env{stdout: e.stdout, stderr: e.stdout}, []string{"-h"})
+			return exitOK
+		}
 		return c.run(e, args[1:])
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c, ok := cmds[args[1]]; ok {
+				c.run(&env{stdout: e.stdout, stderr: e.stdout}, []string{"-h"})
+				return exitOK
+			}
+		}
 		usage(e.stdout, cmds)
 		return exitOK
 	}
-	fmt.Fprintf(e.stderr, "simrun: unknown command %q\n", args[0])
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	if s := closest(args[0], names); s != "" {
+		fmt.Fprintf(e.stderr, "simrun: unknown command %q; did you mean %q?\n", args[0], s)
+	} else {
+		fmt.Fprintf(e.stderr, "simrun: unknown command %q\n", args[0])
+	}
 	usage(e.stderr, cmds)
 	return exitUsage
 }
