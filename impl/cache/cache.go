@@ -117,7 +117,10 @@ type Cache struct {
 	missReason        map[entryName]RepackReason
 
 	reservations map[uintptr]*reservation
-	maps         []vfs.Mapping // every mapping, unmapped at Close
+	// inserted holds the reservations inserted since the last Finalize, so
+	// a second insert of one is ErrAlreadyInserted, not ErrNotReserved.
+	inserted map[uintptr]struct{}
+	maps     []vfs.Mapping // every mapping, unmapped at Close
 
 	// loaded reports that the committed index was read at least once.
 	loaded bool
@@ -172,6 +175,7 @@ func Open(opts Options) (*Cache, error) {
 		tombstones:   map[entryName]spec.Key{},
 		missReason:   map[entryName]RepackReason{},
 		reservations: map[uintptr]*reservation{},
+		inserted:     map[uintptr]struct{}{},
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
@@ -238,6 +242,7 @@ func (c *Cache) Close() error {
 	c.maps = nil
 	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
 	c.reservations = map[uintptr]*reservation{}
+	c.inserted = map[uintptr]struct{}{}
 	return nil
 }
 

@@ -23,9 +23,14 @@ var (
 	// the key is not present (the nil form is only valid after a hit,
 	// ExecuTorch #18295).
 	ErrNotFound = errors.New("cache: key not found")
-	// ErrNotReserved is returned by LookUpOrInsert when packed does not start
-	// at a buffer ReserveSpace returned and that was not inserted yet.
+	// ErrNotReserved is returned by LookUpOrInsert when packed does not
+	// start at a buffer ReserveSpace returned, or at one whose reservation
+	// has ended (Finalize drops reservations never inserted).
 	ErrNotReserved = errors.New("cache: packed bytes were not reserved by this cache")
+	// ErrAlreadyInserted is returned by LookUpOrInsert when packed starts at
+	// a reservation that was already inserted: the second insert of one
+	// buffer. The bytes stay where the first insert put them.
+	ErrAlreadyInserted = errors.New("cache: packed bytes were already inserted")
 	// ErrInvalidSize is returned by ReserveSpace for a size <= 0, and by
 	// LookUpOrInsert for packed bytes longer than their reservation.
 	ErrInvalidSize = errors.New("cache: invalid size")

@@ -61,6 +61,7 @@ func (c *Cache) Finalize() error {
 	// Space reserved and never inserted is dropped: heap memory to the
 	// collector, file space to garbage (counted, reclaimed by compaction).
 	clear(c.reservations)
+	clear(c.inserted)
 	if !c.writable() {
 		return nil
 	}

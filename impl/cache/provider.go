@@ -139,12 +139,16 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	}
 	r := c.reservations[bufKey(packed)]
 	if r == nil {
+		if _, ok := c.inserted[bufKey(packed)]; ok {
+			return Handle{}, ErrAlreadyInserted
+		}
 		return Handle{}, ErrNotReserved
 	}
 	if len(packed) > len(r.buf) {
 		return Handle{}, fmt.Errorf("%w: %d packed bytes in a %d-byte reservation", ErrInvalidSize, len(packed), len(r.buf))
 	}
 	delete(c.reservations, bufKey(packed))
+	c.inserted[bufKey(packed)] = struct{}{}
 	data := r.buf[:len(packed):len(packed)]
 
 	if k.Weight != "" {

@@ -77,9 +77,17 @@ func TestLookUpOrInsertForms(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h, h3, "equal bytes: the existing entry")
 	_, err = c.LookUpOrInsert(k, buf)
-	require.ErrorIs(t, err, cache.ErrNotReserved, "a reservation is inserted once")
+	require.ErrorIs(t, err, cache.ErrAlreadyInserted, "a reservation is inserted once")
+	require.NotErrorIs(t, err, cache.ErrNotReserved, "two mistakes, two errors")
+	other, err := c.ReserveSpace(sizeOf(key("v", 1)))
+	require.NoError(t, err)
+	fillPacked(key("v", 1), other)
+	_, err = c.LookUpOrInsert(key("v", 1), other)
+	require.NoError(t, err)
+	_, err = c.LookUpOrInsert(key("v", 1), other)
+	require.ErrorIs(t, err, cache.ErrAlreadyInserted, "also when the first insert made a new entry")
 	require.NoError(t, c.Finalize())
-	require.Equal(t, uint64(1), c.Stats().Repacks[cache.RepackNew])
+	require.Equal(t, uint64(2), c.Stats().Repacks[cache.RepackNew])
 }
 
 // Reference counts are per program and cannot wrap: deleting a program

@@ -92,7 +92,9 @@ func Classify(err error) ErrClass {
 	switch {
 	case err == nil:
 		return ErrNone
-	case errors.Is(err, cache.ErrNotReserved):
+	case errors.Is(err, cache.ErrNotReserved), errors.Is(err, cache.ErrAlreadyInserted):
+		// One class: the model predicts that no live reservation backs
+		// the insert, not which of the two mistakes left none.
 		return ErrNotReserved
 	case errors.Is(err, cache.ErrProgramActive):
 		return ErrProgramActive
