@@ -23,7 +23,7 @@ func (f *FS) ProcessCrash() *FS {
 			return ino
 		}
 		ino := &inode{id: old.id, data: clone(old.data), durable: clone(old.durable),
-			mtime: old.mtime, dmtime: old.dmtime, fsRef: n, locks: newLocks()}
+			mtime: old.mtime, dmtime: old.dmtime, mode: old.mode, fsRef: n, locks: newLocks()}
 		inos[old] = ino
 		return ino
 	}
@@ -315,7 +315,7 @@ func (f *FS) lossOutcome(units []lossUnit, keep func(int) bool) *FS {
 		}
 		d := data[old]
 		ino := &inode{id: old.id, data: d, durable: clone(d), mtime: old.dmtime, dmtime: old.dmtime,
-			fsRef: n, locks: newLocks()}
+			mode: old.mode, fsRef: n, locks: newLocks()}
 		inos[old] = ino
 		return ino
 	}

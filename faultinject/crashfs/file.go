@@ -17,6 +17,9 @@ type File struct {
 	name   string
 	acc    int
 	closed bool
+	// maps counts the live Mappings made from this description: like the
+	// kernel's, it stays alive, with its lock, until they are unmapped.
+	maps int
 }
 
 var _ vfs.File = (*File)(nil)
@@ -99,7 +102,9 @@ func (w *File) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// Close implements vfs.File: releases the lock; mappings stay valid.
+// Close implements vfs.File: mappings stay valid, and the lock is released
+// once the last mapping made from this description is closed too (flock
+// belongs to the open file description, which a mapping keeps alive).
 func (w *File) Close() error {
 	w.fs.mu.Lock()
 	defer w.fs.mu.Unlock()
@@ -107,11 +112,20 @@ func (w *File) Close() error {
 		return err
 	}
 	w.closed = true
+	w.releaseIfGone()
+	return nil
+}
+
+// releaseIfGone drops the lock of a description nothing refers to any more.
+// Callers hold fs.mu.
+func (w *File) releaseIfGone() {
+	if !w.closed || w.maps > 0 {
+		return
+	}
 	if _, ok := w.ino.locks[w]; ok {
 		delete(w.ino.locks, w)
 		w.fs.cond.Broadcast()
 	}
-	return nil
 }
 
 // Name implements vfs.File.
@@ -228,8 +242,9 @@ func (w *File) Map(off int64, length int, prot vfs.Prot) (vfs.Mapping, error) {
 		// it and fault on access, which is never what the cache wants.
 		return nil, &fs.PathError{Op: "mmap", Path: w.name, Err: syscall.EINVAL}
 	}
-	m := &Mapping{fs: w.fs, ino: w.ino, name: w.name, off: off, prot: prot,
+	m := &Mapping{fs: w.fs, ino: w.ino, from: w, name: w.name, off: off, prot: prot,
 		buf: make([]byte, length), shadow: make([]byte, length)}
+	w.maps++
 	w.ino.maps = append(w.ino.maps, m)
 	m.load()
 	return m, nil

@@ -101,12 +101,16 @@ type dir struct {
 }
 
 type inode struct {
-	id       uint64
-	data     []byte // page cache
-	durable  []byte // disk
-	mtime    int64
-	dmtime   int64
-	maps     []*Mapping
+	id      uint64
+	data    []byte // page cache
+	durable []byte // disk
+	mtime   int64
+	dmtime  int64
+	maps    []*Mapping
+	// mode is the permission bits. Crashes keep it as it is: the model is
+	// about data and names, and the cache sets a file's mode before any of
+	// its data is made durable.
+	mode     os.FileMode
 	locks    map[*File]vfs.LockMode
 	fsRef    *FS
 	lastPath string
@@ -302,7 +306,8 @@ func (f *FS) newInode() *inode {
 }
 
 // OpenFile implements vfs.FS. Supported flags: the access mode, O_CREATE,
-// O_EXCL and O_TRUNC; others are ignored.
+// O_EXCL and O_TRUNC; others (O_NONBLOCK) are ignored. There is no umask:
+// a new file's mode is perm.
 func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -326,6 +331,7 @@ func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error)
 		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EEXIST}
 	case ino == nil:
 		ino = f.newInode()
+		ino.mode = perm & os.ModePerm
 		d.entries[path.Base(name)] = ino
 		f.record(errorfs.Op{Kind: errorfs.OpCreate, Path: name})
 	}
@@ -337,6 +343,36 @@ func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error)
 		}
 	}
 	return file, nil
+}
+
+// Resolve implements vfs.FS. crashfs has no symbolic links, so every path
+// resolves to itself.
+func (f *FS) Resolve(name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.alive(); err != nil {
+		return "", err
+	}
+	return clean(name), nil
+}
+
+// Chmod implements vfs.FS. It is not a logged mutation: crash points are
+// about data and names, and a crash keeps the mode (see inode.mode).
+func (f *FS) Chmod(name string, mode os.FileMode) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.alive(); err != nil {
+		return err
+	}
+	name = clean(name)
+	ino := f.lookup(name)
+	if ino == nil {
+		return &fs.PathError{Op: "chmod", Path: name, Err: syscall.ENOENT}
+	}
+	if !f.frozen {
+		ino.mode = mode & os.ModePerm
+	}
+	return nil
 }
 
 // Rename implements vfs.FS: the new entry is volatile until SyncDir.
@@ -405,7 +441,11 @@ func (f *FS) Stat(name string) (os.FileInfo, error) {
 	if ino == nil {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: syscall.ENOENT}
 	}
-	return fileInfo{name: path.Base(name), size: int64(len(ino.data)), mtime: ino.mtime}, nil
+	return ino.info(name), nil
+}
+
+func (ino *inode) info(name string) fileInfo {
+	return fileInfo{name: path.Base(name), size: int64(len(ino.data)), mtime: ino.mtime, mode: ino.mode}
 }
 
 // ReadDir implements vfs.FS: file and subdirectory names, sorted.
@@ -508,6 +548,7 @@ type fileInfo struct {
 	name  string
 	size  int64
 	mtime int64
+	mode  os.FileMode
 	dir   bool
 }
 
@@ -519,7 +560,7 @@ func (i fileInfo) Mode() os.FileMode {
 	if i.dir {
 		return os.ModeDir | 0o755
 	}
-	return 0o644
+	return i.mode
 }
 func (i fileInfo) ModTime() time.Time { return epoch.Add(time.Duration(i.mtime) * time.Millisecond) }
 func (i fileInfo) IsDir() bool        { return i.dir }

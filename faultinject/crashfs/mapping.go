@@ -14,6 +14,7 @@ import (
 type Mapping struct {
 	fs     *FS
 	ino    *inode
+	from   *File // the description it keeps alive, with its lock
 	name   string
 	off    int64
 	prot   vfs.Prot
@@ -100,6 +101,8 @@ func (m *Mapping) Close() error {
 	}
 	m.ino.pullOne(m)
 	m.closed = true
+	m.from.maps--
+	m.from.releaseIfGone()
 	for i, x := range m.ino.maps {
 		if x == m {
 			m.ino.maps = append(m.ino.maps[:i], m.ino.maps[i+1:]...)

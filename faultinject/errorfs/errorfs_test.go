@@ -32,11 +32,13 @@ func callEveryOp(fsys vfs.FS, base *fakeFS) map[OpKind]error {
 	if errors.Is(errs[OpStat], syscall.ENOSYS) {
 		errs[OpStat] = nil
 	}
+	_, errs[OpResolve] = fsys.Resolve("/d/a")
 	_, errs[OpReadDir] = fsys.ReadDir("/d")
 	errs[OpSyncDir] = fsys.SyncDir("/d")
 	_, errs[OpWriteAt] = f.WriteAt([]byte("abc"), 0)
 	_, errs[OpReadAt] = f.ReadAt(make([]byte, 3), 0)
 	_, errs[OpSize] = f.Size()
+	errs[OpChmod] = fsys.Chmod("/d/a", 0o600)
 	errs[OpTruncate] = f.Truncate(3)
 	errs[OpAllocate] = f.Allocate(0, 4096)
 	errs[OpSync] = f.Sync()

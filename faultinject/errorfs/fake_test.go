@@ -48,6 +48,14 @@ func (f *fakeFS) Stat(string) (os.FileInfo, error) {
 	f.calls = append(f.calls, OpStat)
 	return nil, syscall.ENOSYS
 }
+func (f *fakeFS) Resolve(name string) (string, error) {
+	f.calls = append(f.calls, OpResolve)
+	return name, nil
+}
+func (f *fakeFS) Chmod(string, os.FileMode) error {
+	f.calls = append(f.calls, OpChmod)
+	return nil
+}
 func (f *fakeFS) ReadDir(string) ([]string, error) {
 	f.calls = append(f.calls, OpReadDir)
 	var out []string
@@ -92,6 +100,7 @@ func (f *fakeFile) Close() error         { f.call(OpClose); return nil }
 func (f *fakeFile) Name() string         { return f.name }
 func (f *fakeFile) Size() (int64, error) { f.call(OpSize); return int64(len(f.fs.files[f.name])), nil }
 func (f *fakeFile) Truncate(int64) error { f.call(OpTruncate); return nil }
+
 func (f *fakeFile) Allocate(int64, int64) error {
 	f.call(OpAllocate)
 	return nil

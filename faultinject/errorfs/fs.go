@@ -65,6 +65,22 @@ func (f *FS) Remove(name string) error {
 	return f.fs.Remove(name)
 }
 
+// Resolve implements vfs.FS.
+func (f *FS) Resolve(name string) (string, error) {
+	if err := f.maybe(Op{Kind: OpResolve, Path: name}); err != nil {
+		return "", err
+	}
+	return f.fs.Resolve(name)
+}
+
+// Chmod implements vfs.FS.
+func (f *FS) Chmod(name string, mode os.FileMode) error {
+	if err := f.maybe(Op{Kind: OpChmod, Path: name}); err != nil {
+		return err
+	}
+	return f.fs.Chmod(name, mode)
+}
+
 // Stat implements vfs.FS.
 func (f *FS) Stat(name string) (os.FileInfo, error) {
 	if err := f.maybe(Op{Kind: OpStat, Path: name}); err != nil {

@@ -40,6 +40,10 @@ const (
 	OpMapProtect
 	OpMapClose
 
+	// Added later, at the end so that existing kinds keep their numbers.
+	OpResolve
+	OpChmod
+
 	numOpKinds
 )
 
@@ -65,6 +69,8 @@ var opKindNames = [numOpKinds]string{
 	OpMapSync:    "msync",
 	OpMapProtect: "mprotect",
 	OpMapClose:   "munmap",
+	OpResolve:    "resolve",
+	OpChmod:      "chmod",
 }
 
 // writeKinds are the kinds that change file contents, names or durability.
@@ -81,6 +87,7 @@ var writeKinds = [numOpKinds]bool{
 	OpSync:     true,
 	OpSyncData: true,
 	OpMapSync:  true,
+	OpChmod:    true,
 }
 
 func init() {

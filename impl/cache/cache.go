@@ -3,7 +3,6 @@ package cache
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"unsafe"
@@ -192,28 +191,14 @@ func Open(opts Options) (*Cache, error) {
 	default:
 		// A link at the path stays a link: its target is what is read,
 		// locked, and replaced by rename (docs/paths.md).
-		if r, ok := o.FS.(resolver); ok {
-			if target, err := r.Resolve(o.Path); err == nil {
-				c.opts.Path = target
-			}
+		if target, err := o.FS.Resolve(o.Path); err == nil {
+			c.opts.Path = target
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly
 		c.detectFormat = opts.Format == spec.FormatUnknown
 	}
 	return c, nil
-}
-
-// resolver is the part of a filesystem that follows symbolic links
-// (vfs.OS has it; the simulated filesystems have no links).
-type resolver interface {
-	Resolve(name string) (string, error)
-}
-
-// chmoder sets a file's permission bits (vfs.OS has it; the simulated
-// filesystems keep no modes).
-type chmoder interface {
-	Chmod(name string, mode os.FileMode) error
 }
 
 // Path is the cache file path ("" for a heap-only cache): the target of a

@@ -150,12 +150,10 @@ func (c *Cache) createTemp() (vfs.File, string, int64, error) {
 	if err != nil {
 		return nil, "", 0, err
 	}
-	if ch, ok := c.fsys.(chmoder); ok {
-		if err := ch.Chmod(name, mode); err != nil {
-			_ = f.Close()
-			_ = c.fsys.Remove(name)
-			return nil, "", 0, err
-		}
+	if err := c.fsys.Chmod(name, mode); err != nil {
+		_ = f.Close()
+		_ = c.fsys.Remove(name)
+		return nil, "", 0, err
 	}
 	// Locked before the rename publishes it, so no ExecuTorch writer can
 	// take the new file from under this process (lockData).

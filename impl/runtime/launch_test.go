@@ -247,12 +247,14 @@ func (f noTouchFS) fail(op, name string) error {
 func (f noTouchFS) OpenFile(name string, _ int, _ os.FileMode) (vfs.File, error) {
 	return nil, f.fail("open", name)
 }
-func (f noTouchFS) Rename(o, _ string) error           { return f.fail("rename", o) }
-func (f noTouchFS) Remove(n string) error              { return f.fail("remove", n) }
-func (f noTouchFS) Stat(n string) (os.FileInfo, error) { return nil, f.fail("stat", n) }
-func (f noTouchFS) ReadDir(d string) ([]string, error) { return nil, f.fail("readdir", d) }
-func (f noTouchFS) SyncDir(d string) error             { return f.fail("syncdir", d) }
-func (f noTouchFS) PageSize() int                      { return 4096 }
+func (f noTouchFS) Rename(o, _ string) error            { return f.fail("rename", o) }
+func (f noTouchFS) Remove(n string) error               { return f.fail("remove", n) }
+func (f noTouchFS) Stat(n string) (os.FileInfo, error)  { return nil, f.fail("stat", n) }
+func (f noTouchFS) Resolve(n string) (string, error)    { return "", f.fail("resolve", n) }
+func (f noTouchFS) Chmod(n string, _ os.FileMode) error { return f.fail("chmod", n) }
+func (f noTouchFS) ReadDir(d string) ([]string, error)  { return nil, f.fail("readdir", d) }
+func (f noTouchFS) SyncDir(d string) error              { return f.fail("syncdir", d) }
+func (f noTouchFS) PageSize() int                       { return 4096 }
 
 // G6: a program that did not opt in never touches a file: no call reaches
 // the filesystem seam, and the working directory stays empty.

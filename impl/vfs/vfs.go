@@ -83,8 +83,22 @@ type FS interface {
 	// Remove unlinks name. Like Rename, durable only after SyncDir.
 	Remove(name string) error
 
-	// Stat returns the size and modification time of name.
+	// Stat returns the size, mode and modification time of name, following
+	// symbolic links.
 	Stat(name string) (os.FileInfo, error)
+
+	// Resolve returns the path name stands for once every symbolic link on
+	// it is followed, also when the last target does not exist yet (a
+	// dangling link names the file a writer should create). The cache reads,
+	// locks and renames over that path, so a link at the cache path stays a
+	// link. A loop is an error wrapping syscall.ELOOP. A filesystem without
+	// links returns name cleaned.
+	Resolve(name string) (string, error)
+
+	// Chmod sets the permission bits of name exactly, whatever the umask: a
+	// new cache file gets the configured mode, a replacement the mode of the
+	// file it replaces.
+	Chmod(name string, mode os.FileMode) error
 
 	// ReadDir lists the names in dir, sorted. The cache uses it to remove the
 	// temporary files a crashed writer left behind.
