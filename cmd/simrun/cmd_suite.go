@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -219,7 +220,7 @@ func suiteRandom(o suiteOptions) []row {
 			continue
 		}
 		ro := randomOptions{seed: 1, runs: c.runs, steps: o.randomSteps, names: c.names, design: "reference",
-			backend: c.backend, out: os.TempDir(), faults: c.faults}
+			backend: c.backend, out: os.TempDir(), faults: c.faults, parallel: runtime.NumCPU()}
 		var log strings.Builder
 		s, err := runRandom(&log, ro)
 		r := row{part: "random", name: fmt.Sprintf("reference on %s, %d name(s), %d x %d ops", c.backend, c.names, c.runs, o.randomSteps)}
@@ -229,11 +230,15 @@ func suiteRandom(o suiteOptions) []row {
 		if err != nil {
 			r.result = err.Error()
 		} else {
-			r.ok = len(s.failures) == 0
-			r.result = fmt.Sprintf("%d agreed, %d failed", s.agreed, len(s.failures))
-			r.detail = knownDetail(s.known)
+			r.ok = len(s.Failures) == 0
+			r.result = fmt.Sprintf("%d agreed, %d failed", s.Agreed, len(s.Failures))
+			r.detail = knownDetail(s.Known)
 			if !r.ok {
-				r.detail = strings.Join(s.failures, ", ")
+				var files []string
+				for _, f := range s.Failures {
+					files = append(files, f.File)
+				}
+				r.detail = strings.Join(files, ", ")
 			}
 		}
 		rows = append(rows, r)
