@@ -62,7 +62,7 @@ func Designs() []Design {
 	return []Design{
 		{
 			Name:    "reference",
-			Source:  "xpwc (DESIGN.md, docs/format.md)",
+			Source:  "xpwc (docs/format.md, docs/cache.md)",
 			Summary: "v3: key with seed, fingerprint and source; checksummed commit slots written last; append or replace by rename, never truncate in place; writer lock from first reservation to commit; re-packs of a loaded file go to the file; options copied at module load; data verified at first use.",
 		},
 		{

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"text/tabwriter"
 
@@ -52,7 +55,7 @@ type violationJSON struct {
 // hold.
 func cmdExplore(e *env, args []string) int {
 	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
-		"               [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]")
+		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]")
 	def := model.DefaultBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored")
@@ -63,6 +66,7 @@ func cmdExplore(e *env, args []string) int {
 	sources := fs.Int("sources", def.Sources, "source versions per name (1-2; 2 allows a source change)")
 	foreign := fs.Bool("foreign", def.Foreign, "foreign writers and clobbered options")
 	maxStates := fs.Int("max-states", 0, "stop after this many states (0: no limit)")
+	maxMemory := fs.Int("max-memory", 0, "stop when the heap passes this many `MiB` (0: no limit)")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	list := fs.Bool("list-designs", false, "list the designs and exit")
 	all := fs.Bool("all", false, "explore every design and print a table")
@@ -75,11 +79,8 @@ func cmdExplore(e *env, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if *list {
-		return listDesigns(e, *asJSON)
-	}
 	if code := checkRanges(e, "explore", between("depth", int64(*depth), 1, 1<<10),
-		atLeast("max-states", int64(*maxStates), 0)); code >= 0 {
+		atLeast("max-states", int64(*maxStates), 0), atLeast("max-memory", int64(*maxMemory), 0)); code >= 0 {
 		return code
 	}
 	b := def
@@ -89,7 +90,14 @@ func cmdExplore(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
 		return exitUsage
 	}
-	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym}
+	// Ctrl-C ends the run with what was found so far (exit 130).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym,
+		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20}
+	if *list {
+		return listDesigns(e, opts, *asJSON)
+	}
 	if !*quiet {
 		opts.Progress = e.stderr
 	}
@@ -114,22 +122,42 @@ func cmdExplore(e *env, args []string) int {
 	} else {
 		writeResult(e.stdout, d, r)
 	}
+	if r.Interrupted {
+		return exitInterrupted
+	}
 	if len(r.Violations) > 0 {
 		return exitProblem
 	}
 	return exitOK
 }
 
-func listDesigns(e *env, asJSON bool) int {
+func listDesigns(e *env, opts explore.Options, asJSON bool) int {
 	type row struct {
 		Name    string   `json:"name"`
 		Expect  []string `json:"expect"`
+		Found   []string `json:"found"`
+		States  int      `json:"states"`
 		Source  string   `json:"source"`
 		Summary string   `json:"summary"`
 	}
 	var rows []row
 	for _, d := range model.Designs() {
-		rows = append(rows, row{d.Name, ids(d.Expect), d.Source, d.Summary})
+		// What a design breaks is what the explorer finds at these
+		// bounds, not a list kept by hand; the catalog's expectation is
+		// shown beside it.
+		r, err := explore.Run(d, opts)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+			return exitUsage
+		}
+		found := []string{}
+		for _, v := range r.Violations {
+			found = append(found, string(v.Invariant))
+		}
+		rows = append(rows, row{d.Name, ids(d.Expect), found, r.States, d.Source, d.Summary})
+		if r.Interrupted {
+			break
+		}
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, rows); err != nil {
@@ -137,10 +165,13 @@ func listDesigns(e *env, asJSON bool) int {
 		}
 		return exitOK
 	}
+	b := opts.Bounds
+	fmt.Fprintf(e.stdout, "invariants each design breaks, found by exploring it (depth %d, procs %d, names %d, programs %d, kernels %d, sources %d, foreign %v):\n",
+		b.Depth, b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DESIGN\tBREAKS\tSOURCE")
+	fmt.Fprintln(tw, "DESIGN\tBREAKS (explored)\tHISTORICAL BUG\tSTATES\tSOURCE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, orDash(strings.Join(r.Expect, ",")), r.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Name, orDash(strings.Join(r.Found, ",")), orDash(strings.Join(r.Expect, ",")), r.States, r.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitProblem
@@ -207,8 +238,13 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 	if r.Exhausted {
 		fmt.Fprint(w, ", state space exhausted")
 	}
-	if r.Truncated {
-		fmt.Fprint(w, ", stopped at --max-states")
+	switch {
+	case r.Interrupted:
+		fmt.Fprint(w, ", interrupted: what was found so far")
+	case r.OutOfMemory:
+		fmt.Fprint(w, ", stopped at the --max-memory bound: what was found so far")
+	case r.Truncated:
+		fmt.Fprint(w, ", stopped at the --max-states bound: what was found so far")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "bounds: procs=%d names=%d programs=%d kernels=%d sources=%d foreign=%v\n",

@@ -17,6 +17,8 @@ const (
 	exitOK      = 0
 	exitProblem = 1
 	exitUsage   = 2
+	// exitInterrupted is the shell's code for a command ended by SIGINT.
+	exitInterrupted = 130
 )
 
 // env carries what a subcommand may touch, so tests can run one in-process.

@@ -35,6 +35,7 @@ func TestScripts(t *testing.T) {
 			"scribble": cmdScribble,
 			"hostile":  cmdHostile,
 			"mkfifo":   cmdMkfifo,
+			"sleep":    cmdSleep,
 		},
 	})
 }
@@ -118,4 +119,14 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mkfifo NAME")
 	}
 	ts.Check(mkfifo(ts.MkAbs(args[0])))
+}
+
+// cmdSleep is "sleep DURATION": give a background command time to start.
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	time.Sleep(d)
 }

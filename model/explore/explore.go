@@ -7,6 +7,7 @@ package explore
 import (
 	"fmt"
 	"io"
+	"runtime/metrics"
 	"time"
 
 	"github.com/xpwc/xpwc/model"
@@ -31,6 +32,13 @@ type Options struct {
 	// separately. By default one of each pair is visited, which halves the
 	// work; traces are renamed back, so they replay as printed.
 	NoSymmetry bool
+	// Stop, when closed, ends the run at once (an interrupt): the Result
+	// holds what was found so far, with Interrupted set.
+	Stop <-chan struct{}
+	// MaxHeapBytes stops the search when the Go heap grows past it (0: no
+	// limit), read every few thousand states; Result.OutOfMemory then
+	// reports it. The state set is what grows.
+	MaxHeapBytes uint64
 }
 
 // Violation is the shortest trace found that breaks one invariant.
@@ -50,8 +58,9 @@ type Result struct {
 	// Exhausted is true when no new state appeared before the depth bound
 	// (the bounded state space was covered completely).
 	Exhausted bool
-	// Truncated is true when MaxStates stopped the run.
-	Truncated bool
+	// Truncated is true when MaxStates stopped the run, OutOfMemory when
+	// MaxHeapBytes did, Interrupted when Stop did.
+	Truncated, OutOfMemory, Interrupted bool
 	// Stopped is true when StopWhenFound ended the run early.
 	Stopped bool
 	// Violations holds one entry per invariant broken, in the order of
@@ -163,6 +172,14 @@ func Run(d model.Design, opts Options) (Result, error) {
 				res.Truncated = true
 				break
 			}
+			if i&4095 == 0 && stopped(opts.Stop) {
+				res.Interrupted, res.Truncated = true, true
+				break
+			}
+			if i&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
+				res.OutOfMemory, res.Truncated = true, true
+				break
+			}
 		}
 		lo = hi
 		if allFound(found, opts.StopWhenFound) {
@@ -188,6 +205,27 @@ func Run(d model.Design, opts Options) (Result, error) {
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
 	return res, nil
+}
+
+// stopped reports whether stop is closed, without waiting.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// heapBytes is the live Go heap, from runtime/metrics (no stop-the-world,
+// unlike runtime.ReadMemStats).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 func allFound(found map[spec.InvariantID]Violation, want []spec.InvariantID) bool {

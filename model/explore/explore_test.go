@@ -173,3 +173,28 @@ func TestSymmetryLosesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestStopInterrupts: a closed Stop ends the run at once with what was
+// found so far, marked Interrupted and not Exhausted.
+func TestStopInterrupts(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	close(stop)
+	r, err := Run(d, Options{Bounds: model.DefaultBounds(), Stop: stop})
+	require.NoError(t, err)
+	require.True(t, r.Interrupted)
+	require.False(t, r.Exhausted)
+	require.Less(t, r.States, 10000)
+}
+
+// TestMaxHeapBytesStops: a heap bound below what the run needs stops it
+// as OutOfMemory.
+func TestMaxHeapBytesStops(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	r, err := Run(d, Options{Bounds: model.DefaultBounds(), MaxHeapBytes: 1})
+	require.NoError(t, err)
+	require.True(t, r.OutOfMemory)
+	require.False(t, r.Exhausted)
+}
