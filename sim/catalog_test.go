@@ -28,7 +28,7 @@ func TestSuiteCoversDesignsAndGuarantees(t *testing.T) {
 			n++
 			rep := RunScenario(f, Config{Backend: BackendModel})
 			require.True(t, rep.OK(), "%s: %v %v", f.Name, rep.Err, rep.Mismatches)
-			for _, ds := range mustParse(f.Text) {
+			for _, ds := range parsed(t, f.Text) {
 				out.WriteString(ds.Expected + "\n")
 			}
 		}
@@ -62,10 +62,19 @@ func TestScenariosOpenWithComments(t *testing.T) {
 }
 
 func TestBackends(t *testing.T) {
-	assert.Equal(t, []Backend{BackendModel}, Backends("design name=v1-no-seed\n----\nx\n"))
-	assert.Equal(t, []Backend{BackendModel}, Backends("design=v1-no-seed\n----\nx\n"))
-	assert.Equal(t, []Backend{BackendCrashFS}, Backends("crash kind=power branch=idle\n----\nok\n"))
-	assert.Equal(t, []Backend{BackendCrashFS, BackendOS}, Backends("init proc=A program=P1\n----\nx\n"))
+	backends := func(text string) []Backend {
+		bs, err := Backends(text)
+		require.NoError(t, err)
+		return bs
+	}
+	assert.Equal(t, []Backend{BackendModel}, backends("design name=v1-no-seed\n----\nx\n"))
+	assert.Equal(t, []Backend{BackendModel}, backends("design=v1-no-seed\n----\nx\n"))
+	assert.Equal(t, []Backend{BackendCrashFS}, backends("crash kind=power branch=idle\n----\nok\n"))
+	assert.Equal(t, []Backend{BackendCrashFS, BackendOS}, backends("init proc=A program=P1\n----\nx\n"))
+	_, err := Backends("init proc=A program=P1\nno separator\n")
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se, "a parse error is not swallowed")
+	require.Equal(t, 1, se.Line)
 }
 
 func TestHarnessMisuse(t *testing.T) {
@@ -114,4 +123,12 @@ func TestDesignShortForm(t *testing.T) {
 	assert.Equal(t, "v1-no-seed", r.Design().Name)
 	_, err = r.Exec("design=nope")
 	assert.ErrorIs(t, err, ErrHarness)
+}
+
+// parsed parses a scenario, failing the test on a syntax error.
+func parsed(t *testing.T, text string) []Directive {
+	t.Helper()
+	ds, err := ParseScenario(text)
+	require.NoError(t, err)
+	return ds
 }

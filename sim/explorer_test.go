@@ -31,7 +31,7 @@ func TestBugScenariosAreExplorerTraces(t *testing.T) {
 		n++
 		design := ""
 		var ops []string
-		for _, d := range mustParse(f.Text) {
+		for _, d := range parsed(t, f.Text) {
 			switch fs := strings.Fields(d.Text); fs[0] {
 			case "design":
 				design, _ = argValue(fs[1:], "name")
@@ -55,7 +55,7 @@ func TestBugScenariosAreExplorerTraces(t *testing.T) {
 			continue
 		}
 		if os.Getenv("XPWC_SIM_REGEN") == "1" {
-			require.NoError(t, os.WriteFile(filepath.Join(ScenarioDir, f.Name), []byte(retrace(f.Text, v.Trace)), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ScenarioDir, f.Name), []byte(retrace(t, f.Text, v.Trace)), 0o644))
 			t.Logf("%s: directives replaced by the explorer's trace; now run go test ./sim -run TestScenarios -rewrite", f.Name)
 			continue
 		}
@@ -80,7 +80,8 @@ func headerValue(text, prefix string) string {
 // retrace keeps a scenario's header comments, design and bounds directives
 // and trailing inspection directives, and puts trace in place of its
 // lifecycle directives, with empty expected output for a rewrite.
-func retrace(text string, trace []spec.Op) string {
+func retrace(t *testing.T, text string, trace []spec.Op) string {
+	t.Helper()
 	var b strings.Builder
 	for _, l := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(l, "#") {
@@ -88,7 +89,7 @@ func retrace(text string, trace []spec.Op) string {
 		}
 		b.WriteString(l + "\n")
 	}
-	ds := mustParse(text)
+	ds := parsed(t, text)
 	var tail []string
 	for _, d := range ds {
 		switch strings.Fields(d.Text)[0] {

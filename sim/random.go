@@ -95,7 +95,7 @@ func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
 			ops[i].Branch = r.last.Branch
 		}
 		var h *HarnessError
-		if err != nil && r.diverted && errors.As(err, &h) && h.Msg == msgNotEnabled {
+		if err != nil && r.diverted && errors.As(err, &h) && strings.HasPrefix(h.Msg, msgNotEnabled) {
 			// Generated for the model's own compaction decisions: after an
 			// adopted one, an op the model no longer enables is skipped.
 			continue

@@ -37,6 +37,10 @@ func (r Report) OK() bool { return r.Err == nil && len(r.Mismatches) == 0 }
 func RunScenario(f File, cfg Config) Report {
 	rep := Report{Name: f.Name, Backend: cfg.Backend}
 	ds, err := ParseScenario(f.Text)
+	if se := (*SyntaxError)(nil); errors.As(err, &se) {
+		rep.Err = fmt.Errorf("%s:%d: %s", f.Name, se.Line, se.Msg)
+		return rep
+	}
 	if err != nil {
 		rep.Err = err
 		return rep

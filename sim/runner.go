@@ -168,6 +168,33 @@ func normalize(fields []string) string {
 
 const msgNotEnabled = "not enabled in this state of the model"
 
+// procState says what state process p is in, for the message of an op the
+// model does not enable there: the phase decides most of them (a look-up
+// outside a program, an init while another is being packed).
+func procState(st *model.State, p spec.Proc) string {
+	if int(p) >= len(st.Procs) {
+		return fmt.Sprintf("there is no process %s", p)
+	}
+	pr := &st.Procs[p]
+	var loaded []string
+	for prog := range spec.MaxPrograms {
+		if pr.Loaded&(1<<prog) != 0 {
+			loaded = append(loaded, spec.Program(prog).String())
+		}
+	}
+	progs := "no program initialized"
+	if len(loaded) > 0 {
+		progs = "programs " + strings.Join(loaded, ",") + " initialized"
+	}
+	switch pr.Phase {
+	case spec.PhaseNoInstance:
+		return fmt.Sprintf("process %s has no cache instance (not started, or crashed and not restarted)", p)
+	case spec.PhasePacking:
+		return fmt.Sprintf("process %s is packing %s (%s)", p, pr.Prog, progs)
+	}
+	return fmt.Sprintf("process %s is idle: no program being packed (%s)", p, progs)
+}
+
 // Step performs one lifecycle op in the model and, in lockstep, on the
 // cache, and compares their observable results.
 func (r *Runner) Step(op spec.Op) (string, error) {
@@ -178,7 +205,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	outs := model.Step(&r.design, r.bounds, r.st, op)
 	switch {
 	case len(outs) == 0:
-		return "", &HarnessError{Op: op, Msg: msgNotEnabled}
+		return "", &HarnessError{Op: op, Msg: msgNotEnabled + ": " + procState(&r.st, op.Proc)}
 	case len(outs) > 1:
 		var bs []string
 		for _, o := range outs {

@@ -93,32 +93,42 @@ func ReadFiles(paths ...string) ([]File, error) {
 // Backends lists the backends a scenario runs on: the model alone for a
 // design variant; otherwise crashfs, and the OS filesystem unless the file
 // has a power loss (which only crashfs can simulate).
-func Backends(text string) []Backend {
+// A file that does not parse gets the error, and crashfs alone, so that
+// running it reports the error where it is (RunScenario).
+func Backends(text string) ([]Backend, error) {
+	ds, err := ParseScenario(text)
+	if err != nil {
+		return []Backend{BackendCrashFS}, err
+	}
 	power := false
-	for _, d := range mustParse(text) {
+	for _, d := range ds {
 		f := strings.Fields(d.Text)
 		if f[0] == "design" {
 			if v, ok := argValue(f[1:], "name"); ok && v != "reference" {
-				return []Backend{BackendModel}
+				return []Backend{BackendModel}, nil
 			}
 		}
 		if v, ok := strings.CutPrefix(f[0], "design="); ok && v != "reference" {
-			return []Backend{BackendModel}
+			return []Backend{BackendModel}, nil
 		}
 		if (f[0] == "crash") && strings.Contains(d.Text, "kind=power") {
 			power = true
 		}
 	}
 	if power {
-		return []Backend{BackendCrashFS}
+		return []Backend{BackendCrashFS}, nil
 	}
-	return []Backend{BackendCrashFS, BackendOS}
+	return []Backend{BackendCrashFS, BackendOS}, nil
 }
 
-func mustParse(text string) []Directive {
-	ds, _ := ParseScenario(text)
-	return ds
+// SyntaxError is a scenario file that does not parse, at a 1-based line.
+// RunScenario reports it as FILE:LINE: like every other scenario error.
+type SyntaxError struct {
+	Line int
+	Msg  string
 }
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
 // Directive is one directive of a scenario file with its expected output.
 type Directive struct {
@@ -144,7 +154,7 @@ func ParseScenario(text string) ([]Directive, error) {
 		d := Directive{Line: i + 1, Text: l}
 		i++
 		if i >= len(lines) || strings.TrimSpace(lines[i]) != "----" {
-			return out, fmt.Errorf("line %d: %q: want ---- after the directive", d.Line, l)
+			return out, &SyntaxError{Line: d.Line, Msg: fmt.Sprintf("%q: want ---- after the directive", l)}
 		}
 		var exp []string
 		if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == "----" {

@@ -17,7 +17,9 @@ func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, ScenarioDir, func(t *testing.T, path string) {
 		text, err := os.ReadFile(path)
 		require.NoError(t, err)
-		for _, b := range Backends(string(text)) {
+		backends, err := Backends(string(text))
+		require.NoError(t, err)
+		for _, b := range backends {
 			t.Run(string(b), func(t *testing.T) {
 				r, err := NewRunner(Config{Backend: b, Dir: t.TempDir()})
 				require.NoError(t, err)

@@ -52,7 +52,9 @@ func cmdReplay(e *env, args []string) int {
 	}
 	failed, ran := 0, 0
 	for _, f := range files {
-		for _, b := range sim.Backends(f.Text) {
+		// A file that does not parse runs once and reports where.
+		backends, _ := sim.Backends(f.Text)
+		for _, b := range backends {
 			if *backend != "" && sim.Backend(*backend) != b {
 				continue
 			}
@@ -97,7 +99,7 @@ func printReport(w io.Writer, rep sim.Report) {
 		fmt.Fprintf(w, "     %v\n", rep.Err)
 	}
 	for _, m := range rep.Mismatches {
-		fmt.Fprintf(w, "     line %d %q: output differs\n     want:\n%s\n     got:\n%s\n", m.Line, m.Directive, indent(m.Want), indent(m.Got))
+		fmt.Fprintf(w, "     %s:%d: %q: output differs\n     want:\n%s\n     got:\n%s\n", rep.Name, m.Line, m.Directive, indent(m.Want), indent(m.Got))
 	}
 }
 
