@@ -23,8 +23,8 @@ type launchReport struct {
 	Program string `json:"program"`
 	Kernel  string `json:"kernel"`
 	Format  string `json:"format"`
-	// Load is the cache's load outcome: ok, missing, rejected, locked,
-	// disabled or failed; LoadError its typed error.
+	// Load is the cache's load outcome: ok, other-format, missing,
+	// rejected, locked, disabled or failed; LoadError its typed error.
 	Load      string `json:"load"`
 	LoadError string `json:"load_error"`
 	// EntriesLoaded is the number of entries of the committed index the
@@ -110,7 +110,7 @@ func cmdLaunch(e *env, args []string) int {
 		return fail(exitProblem, err)
 	}
 	out := newLaunchReport(rep, rep.Format)
-	if rep.Load == cache.LoadOK {
+	if rep.Load == cache.LoadOK || rep.Load == cache.LoadOtherFormat {
 		out.EntriesLoaded = before
 	}
 	if *asJSON {

@@ -16,8 +16,8 @@
 //     point is a hit in the recovery launch.
 //   - G3: the second launch hits every key.
 //   - G7: loading the crashed file yields a load or a typed error
-//     (spec.ErrCorrupt, cache.ErrFormatMismatch), never a panic; the cache's
-//     consistency check passes.
+//     (spec.ErrCorrupt), never a panic; the cache's consistency check
+//     passes.
 //   - Save order (reported as G2): in a crashed v3 file the newest commit
 //     slot that passes its own checks names an intact index, so no crash
 //     needs the reader's fallback for damaged indexes.
@@ -341,7 +341,7 @@ func checkLoad(st cache.Stats, add func(string, string, ...any)) {
 	switch st.Load {
 	case cache.LoadOK, cache.LoadMissing:
 	case cache.LoadRejected:
-		if !errors.Is(st.LoadErr, spec.ErrCorrupt) && !errors.Is(st.LoadErr, cache.ErrFormatMismatch) {
+		if !errors.Is(st.LoadErr, spec.ErrCorrupt) {
 			add("G7", "file rejected with an untyped error: %v", st.LoadErr)
 		}
 	default:

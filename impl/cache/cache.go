@@ -43,6 +43,10 @@ type entry struct {
 	// v2Key is set for entries read from a v2 file: only the concatenated
 	// name and the seed are known, so look-ups compare only those.
 	v2Key bool
+	// carried: read from a file of the format the caller did not name; its
+	// bytes live in that file's mapping until a commit rewrites them into
+	// a file of the configured format.
+	carried bool
 
 	place      placement
 	heapReason HeapReason
@@ -107,6 +111,10 @@ type Cache struct {
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
 	tombstones map[entryName]spec.Key
+	// carriedNames are the names (as the file of the other format gives
+	// them) of the entries carried over from it, so a later merge of the
+	// same file does not carry them twice.
+	carriedNames map[entryName]struct{}
 
 	active    string // program being initialized, "" if none
 	finalized bool
@@ -172,6 +180,7 @@ func Open(opts Options) (*Cache, error) {
 		handles:      map[uint64]*entry{},
 		programs:     map[string]map[uint64]struct{}{},
 		tombstones:   map[entryName]spec.Key{},
+		carriedNames: map[entryName]struct{}{},
 		missReason:   map[entryName]RepackReason{},
 		reservations: map[uintptr]*reservation{},
 		inserted:     map[uintptr]struct{}{},

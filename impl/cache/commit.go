@@ -45,7 +45,9 @@ func (c *Cache) commit(compact bool) error {
 	case c.w.temp != "" && len(list) == 0 && !c.w.replacing:
 		// Nothing to create: a cold cache whose packs all went to heap.
 		return nil
-	case compact || c.w.temp == "" && c.shouldCompact(list):
+	case compact || c.w.temp == "" && c.shouldCompact(list) || carrying(list):
+		// Carried entries live in the old file of the other format: only
+		// a rewrite copies their bytes into the new one.
 		err = c.rewrite(list)
 	default:
 		err = c.appendCommit(list)
@@ -59,6 +61,17 @@ func (c *Cache) commit(compact bool) error {
 	return nil
 }
 
+// carrying reports whether list holds an entry carried over from a file of
+// the other format.
+func carrying(list []*entry) bool {
+	for _, e := range list {
+		if e.carried {
+			return true
+		}
+	}
+	return false
+}
+
 // v2Unterminated reports whether the live v2 file grew since its last
 // commit. A v2 file's only commit point is the footer at its end, so space
 // appended after it (a reservation never inserted, or whose insert found
@@ -70,13 +83,21 @@ func (c *Cache) v2Unterminated() bool {
 	return c.opts.Format == spec.FormatV2 && c.w != nil && c.w.temp == "" && c.w.size > c.disk.size
 }
 
-// commitEntries lists what the next index names, in offset order.
+// commitEntries lists what the next index names, in offset order. An
+// entry carried over from a v2 file whose full key no look-up has given
+// cannot be named in a v3 index: it is dropped, and counted.
 func (c *Cache) commitEntries() []*entry {
 	var list []*entry
 	for _, e := range c.byName {
-		if e.place == inFile && e.persist {
-			list = append(list, e)
+		if e.place != inFile || !e.persist {
+			continue
 		}
+		if e.carried && e.v2Key && c.opts.Format == spec.FormatV3 {
+			e.persist = false
+			c.stats.CarryDropped++
+			continue
+		}
+		list = append(list, e)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].off < list[j].off })
 	return list
@@ -324,7 +345,7 @@ func (c *Cache) committed(list []*entry, offs []int64, gen uint64, size, indexLe
 		if offs != nil {
 			e.off = offs[i]
 		}
-		e.committed = true
+		e.committed, e.carried = true, false
 	}
 	clear(c.tombstones)
 	c.disk.size, c.disk.indexLen = size, indexLen

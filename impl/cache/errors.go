@@ -3,8 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-
-	"github.com/xpwc/xpwc/spec"
 )
 
 // Misuse of the API. The file's failures never surface as these: they become
@@ -56,8 +54,6 @@ var (
 	// ErrLockBusy is recorded when another open file description holds the
 	// lock file, after waiting Options.LockWait.
 	ErrLockBusy = errors.New("cache: lock file is busy")
-	// ErrFormatMismatch is matched by *FormatMismatchError.
-	ErrFormatMismatch = errors.New("cache: file format differs from the configured one")
 	// ErrNotRegular is recorded when the cache path is not a regular file
 	// (a FIFO, a device, a socket, a directory): nothing is read from it
 	// or written to it.
@@ -82,16 +78,3 @@ func (e *OptionsError) Error() string {
 }
 
 func (e *OptionsError) Unwrap() error { return ErrInvalidOptions }
-
-// FormatMismatchError reports a cache file of another format than
-// Options.Format. The file is replaced, never appended to in the wrong
-// format.
-type FormatMismatchError struct {
-	Got, Want spec.Format
-}
-
-func (e *FormatMismatchError) Error() string {
-	return fmt.Sprintf("cache: file is %s, configured %s", e.Got, e.Want)
-}
-
-func (e *FormatMismatchError) Unwrap() error { return ErrFormatMismatch }

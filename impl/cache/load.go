@@ -18,10 +18,15 @@ type committedFile struct {
 	header     int64 // v3: one page; v2: 0
 	indexLen   int64 // committed index block (v2: entries and footer)
 	recPage    int   // v3: the writer page size the file records
+	// format is the file's. It differs from Options.Format when the caller
+	// named the other one: the entries are then carried over (merge) and
+	// the first commit rewrites the file in the configured format.
+	format spec.Format
 }
 
-// parseFile reads the committed state of f. Bad content is an error matching
-// spec.ErrCorrupt or ErrFormatMismatch; anything else is an I/O error.
+// parseFile reads the committed state of f, in the file's own format. Bad
+// content is an error matching spec.ErrCorrupt (or ErrForeignFile);
+// anything else is an I/O error.
 func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	size, err := f.Size()
 	if err != nil {
@@ -31,20 +36,18 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
 	}
-	if got != c.opts.Format && c.detectFormat && c.w == nil {
+	if got != c.opts.Format && c.detectFormat && c.w == nil && len(c.handles) == 0 && len(c.tombstones) == 0 {
 		// No format was named: the file's is used, so an ExecuTorch v2
-		// file is read and appended to as v2, never replaced by v3.
+		// file is read and appended to as v2, never replaced by v3. Only
+		// while the cache holds nothing, since entry names depend on it.
 		c.opts.Format = got
-	}
-	if got != c.opts.Format {
-		return nil, &FormatMismatchError{Got: got, Want: c.opts.Format}
 	}
 	if got == spec.FormatV2 {
 		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(f, size)
 		if err != nil {
 			return nil, err
 		}
-		return &committedFile{size: size, entries: v.Entries, indexLen: size - int64(v.IndexStart)}, nil
+		return &committedFile{size: size, entries: v.Entries, indexLen: size - int64(v.IndexStart), format: got}, nil
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
@@ -55,7 +58,14 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	return &committedFile{
 		size: size, generation: v.Commit.Generation, entries: v.Entries,
 		header: int64(v.PageSize), indexLen: int64(v.Commit.IndexLen), recPage: v.PageSize,
+		format: got,
 	}, nil
+}
+
+// otherFormat reports whether cf is a file of the format the caller did not
+// name: its entries are carried over, and it is never appended to.
+func (c *Cache) otherFormat(cf *committedFile) bool {
+	return cf != nil && cf.format != c.opts.Format
 }
 
 // load reads (or refreshes) the committed index under the shared lock and
@@ -127,7 +137,7 @@ func (c *Cache) load() HeapReason {
 			c.setDisk(nil)
 			return HeapForeign
 		}
-		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) && !errors.Is(err, ErrForeignFile) {
+		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrForeignFile) {
 			c.stats.Load = LoadFailed
 			return HeapOpenFailed
 		}
@@ -145,9 +155,15 @@ func (c *Cache) load() HeapReason {
 		}
 		return HeapMapFailed
 	}
-	c.setDisk(cf)
 	c.loaded = true
 	c.stats.Load = LoadOK
+	if c.otherFormat(cf) {
+		// The entries are served from the old file's mapping; the next
+		// commit writes them, in the configured format, to a new file.
+		c.stats.Load = LoadOtherFormat
+		cf = nil
+	}
+	c.setDisk(cf)
 	return ""
 }
 
@@ -186,7 +202,10 @@ func (c *Cache) sameData(e *entry, d spec.Entry) bool {
 // no usable commit). Committed entries it no longer lists leave the index;
 // its entries that this cache does not hold are mapped read-only from f;
 // entries packed by this cache and not committed yet, and tombstones, win
-// over the file (they are what the next commit writes).
+// over the file (they are what the next commit writes). The entries of a
+// file of the other format are carried over: served from the mapping, not
+// committed in the configured format yet, so the next commit writes them
+// (Stats.CarriedOver; docs/paths.md).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	disk := map[entryName]spec.Entry{}
 	if cf != nil {
@@ -225,6 +244,9 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		if cur := c.byName[n]; cur != nil && cur.place == inFile && cur.persist {
 			continue // our own packing, committed next
 		}
+		if _, done := c.carriedNames[n]; done && c.otherFormat(cf) {
+			continue // carried already (and maybe adopted under its full key)
+		}
 		add = append(add, d)
 		end = max(end, d.End())
 	}
@@ -262,7 +284,12 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		c.handles[e.id] = e
 		e.place, e.off, e.crc = inFile, int64(d.Offset), d.CRC
 		e.committed, e.persist = true, true
-		e.v2Key = c.opts.Format == spec.FormatV2
+		e.v2Key = cf.format == spec.FormatV2
+		if c.otherFormat(cf) {
+			e.committed, e.carried = false, true
+			c.carriedNames[n] = struct{}{}
+			c.stats.CarriedOver++
+		}
 		c.index(e)
 		if c.opts.VerifyData == VerifyOnLoad {
 			c.verify(e)

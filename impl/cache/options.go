@@ -60,8 +60,9 @@ type Options struct {
 	// spec.FormatV2 (ExecuTorch-compatible, without checksums or commit
 	// point). spec.FormatUnknown, the default, takes the format of the file
 	// found at Path (so an ExecuTorch file stays an ExecuTorch file), and
-	// v3 for a new one. A file of the other format than a named one is
-	// rejected (ErrFormatMismatch) and replaced.
+	// v3 for a new one. The entries of a file of the other format than a
+	// named one are carried over into a new file of the named format
+	// (Stats.CarriedOver, docs/paths.md).
 	Format spec.Format
 	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
 	// to heap for this launch and record ReasonLockBusy (G8).

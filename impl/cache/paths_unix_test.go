@@ -101,6 +101,14 @@ func pathRows() []pathRow {
 		{id: "our-v3", setup: plain(v3), load: cache.LoadOK, hits: 2},
 		{id: "our-v2", setup: plain(v2), load: cache.LoadOK, hits: 2},
 		{id: "executorch-v2", setup: plain(executorchFile), load: cache.LoadOK, hits: 2},
+		{id: "executorch-v2-named-v3", setup: func(t *testing.T, p string) cache.Options {
+			executorchFile(t, p)
+			return cache.Options{Path: p, Format: spec.FormatV3}
+		}, load: cache.LoadOtherFormat, hits: 2},
+		{id: "our-v3-named-v2", setup: func(t *testing.T, p string) cache.Options {
+			v3(t, p)
+			return cache.Options{Path: p, Format: spec.FormatV2}
+		}, load: cache.LoadOtherFormat, hits: 2},
 		{id: "damaged-cache", setup: plain(damaged), load: cache.LoadRejected},
 		{id: "foreign-file", setup: plain(foreign), load: cache.LoadRejected, heap: cache.HeapForeign, untouched: true},
 		{id: "foreign-file-replace", setup: func(t *testing.T, p string) cache.Options {

@@ -44,6 +44,9 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 	n := c.name(k)
 	e := c.byName[n]
 	if e == nil {
+		e = c.adoptCarried(k)
+	}
+	if e == nil {
 		if r, ok := c.missReason[n]; ok {
 			return nil, r
 		}
@@ -56,6 +59,31 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 		return nil, RepackCorrupt
 	}
 	return e, ""
+}
+
+// adoptCarried finds, for a v3 cache, an entry carried over from a v2 file
+// that k names: same concatenated name and seed, all a v2 file records,
+// and what a v2 cache would serve. The entry is indexed under k from then
+// on, with the checksum of its bytes as they are, so the next commit can
+// write it into a v3 file (entries no look-up adopts cannot be, see
+// commitEntries).
+func (c *Cache) adoptCarried(k spec.Key) *entry {
+	if c.opts.Format != spec.FormatV3 {
+		return nil
+	}
+	v2 := entryName{w: k.V2Name()}
+	e := c.byName[v2]
+	if e == nil || !e.carried || !e.v2Key || e.key.Seed != k.Seed {
+		return nil
+	}
+	crc, ok := crcMapped(e.data)
+	if !ok {
+		return nil // the mapping faulted: not served, re-packed
+	}
+	delete(c.byName, v2)
+	e.key, e.v2Key, e.crc, e.verified = k, false, crc, true
+	c.index(e)
+	return e
 }
 
 // verify checks a file entry's data once per cache; a corrupt entry is

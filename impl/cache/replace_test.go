@@ -51,20 +51,61 @@ func TestCorruptFileReplacedByRename(t *testing.T) {
 	require.Equal(t, uint64(3), process(t, opts, ks).Hits)
 }
 
-// A file of another format than the one named is rejected with a typed
-// error and replaced.
-func TestFormatMismatchReplaced(t *testing.T) {
-	path := tempPath(t)
-	ks := keys(2, 1)
-	v3 := cache.Options{Path: path, Format: spec.FormatV3}
-	process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks)
-	s := process(t, v3, ks)
-	require.Equal(t, cache.LoadRejected, s.Load)
-	var fm *cache.FormatMismatchError
-	require.ErrorAs(t, s.LoadErr, &fm)
-	require.Equal(t, spec.FormatV2, fm.Got)
-	require.Equal(t, spec.FormatV3, fm.Want)
-	require.Equal(t, uint64(2), process(t, v3, ks).Hits)
+// A file of the other format than the one named is carried over, not
+// thrown away: its entries are loaded and served without re-packing, and
+// the first commit rewrites them into a new file of the named format
+// (keeping the file's mode). v3 → v2 carries every entry; v2 → v3 carries
+// the entries a look-up named, since a v2 file records only an entry's
+// concatenated name and seed and a v3 index needs the full key; the others
+// are counted as dropped and re-packed when next needed.
+func TestFormatCarriedOver(t *testing.T) {
+	ks := keys(3, 1)
+	t.Run("v2 to v3", func(t *testing.T) {
+		path := tempPath(t)
+		process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks)
+		require.NoError(t, os.Chmod(path, 0o640))
+		v3 := cache.Options{Path: path, Format: spec.FormatV3}
+		s := process(t, v3, ks[:2])
+		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.NoError(t, s.LoadErr)
+		require.Equal(t, uint64(3), s.CarriedOver)
+		require.Equal(t, uint64(2), s.Hits, "no re-pack")
+		require.Empty(t, s.Repacks)
+		require.Equal(t, uint64(1), s.CarryDropped, "w2: no look-up gave its full key")
+		require.Equal(t, os.FileMode(0o640), fileInfo(t, path).Mode().Perm())
+
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		v, err := spec.ParseV3(bytes.NewReader(b), int64(len(b)))
+		require.NoError(t, err, "rewritten as v3")
+		require.Len(t, v.Entries, 2)
+		for i, e := range v.Entries {
+			require.Contains(t, ks[:2], e.Key, "entry %d has its full key", i)
+		}
+		s = process(t, v3, ks)
+		require.Equal(t, cache.LoadOK, s.Load)
+		require.Equal(t, uint64(2), s.Hits)
+		require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
+	})
+	t.Run("v3 to v2", func(t *testing.T) {
+		path := tempPath(t)
+		process(t, cache.Options{Path: path, Format: spec.FormatV3}, ks)
+		v2 := cache.Options{Path: path, Format: spec.FormatV2}
+		s := process(t, v2, ks[:1])
+		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.Equal(t, uint64(3), s.CarriedOver)
+		require.Equal(t, uint64(1), s.Hits)
+		require.Zero(t, s.CarryDropped)
+
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		v, err := spec.ParseV2(bytes.NewReader(b), int64(len(b)))
+		require.NoError(t, err, "rewritten as v2")
+		require.Len(t, v.Entries, 3, "every entry carried")
+		s = process(t, v2, ks)
+		require.Equal(t, cache.LoadOK, s.Load)
+		require.Equal(t, uint64(3), s.Hits)
+	})
 }
 
 // With no format named, the file's format is used: an ExecuTorch v2 file

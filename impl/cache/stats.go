@@ -12,8 +12,12 @@ const (
 	LoadOK LoadOutcome = "ok"
 	// LoadMissing: there is no cache file yet (a cold start).
 	LoadMissing LoadOutcome = "missing"
+	// LoadOtherFormat: the file is a cache of the format the caller did not
+	// name; its entries were loaded and are carried over into a new file
+	// of the configured format at the next commit (Stats.CarriedOver).
+	LoadOtherFormat LoadOutcome = "other-format"
 	// LoadRejected: the file failed a check (typed error in Stats.LoadErr,
-	// matching spec.ErrCorrupt or ErrFormatMismatch); it will be replaced by
+	// matching spec.ErrCorrupt, or ErrForeignFile); it will be replaced by
 	// rename, never truncated (G7).
 	LoadRejected LoadOutcome = "rejected"
 	// LoadLocked: the lock file was busy; this launch packs to heap (G8).
@@ -79,6 +83,13 @@ type Stats struct {
 	// Generation is the commit generation of the file (v3; v2 counts this
 	// cache's commits).
 	Generation uint64
+	// CarriedOver counts entries read from a file of the format the caller
+	// did not name, to be written in the configured one without re-packing.
+	// CarryDropped counts those a commit could not write: a v2 file stores
+	// only an entry's concatenated name and seed, so an entry goes into a
+	// v3 file only once a look-up gave its full key; the others are
+	// dropped (and re-packed when next needed).
+	CarriedOver, CarryDropped uint64
 	// Load is the outcome of the last load; LoadErr its typed error.
 	Load    LoadOutcome
 	LoadErr error

@@ -87,7 +87,7 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 				_ = lk.release()
 				return HeapForeign, err
 			}
-			if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrFormatMismatch) && !errors.Is(err, ErrForeignFile) {
+			if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrForeignFile) {
 				_ = lk.release()
 				return HeapOpenFailed, err
 			}
@@ -106,6 +106,12 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 			return HeapNotSupported, err
 		}
 		return HeapMapFailed, err
+	}
+	if c.otherFormat(cf) {
+		// Never appended to in the configured format: its entries are
+		// carried over (merge) into a new file that replaces it.
+		_ = f.Close()
+		f, cf, replacing = nil, nil, true
 	}
 	c.setDisk(cf)
 	w := &writer{lock: lk, replacing: replacing}
