@@ -49,3 +49,22 @@ func TestV2EmptyEntryLastAfterCompaction(t *testing.T) {
 		require.Equal(t, cache.LoadOK, c2.Stats().Load)
 	}
 }
+
+// TestCompactionCommitsNextGeneration: a compaction's new file commits the
+// generation after the one it replaces (docs/format.md), not generation 1,
+// so generations only grow on a path.
+func TestCompactionCommitsNextGeneration(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	process(t, opts, keys(1, 1))
+	process(t, opts, keys(2, 1))
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Compact())
+	require.Equal(t, uint64(1), c.Stats().Compactions)
+	b, err := os.ReadFile(opts.Path)
+	require.NoError(t, err)
+	v, err := spec.ParseV3(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), v.Commit.Generation)
+}

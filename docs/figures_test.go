@@ -1,0 +1,70 @@
+package docs
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/model/explore"
+)
+
+// TestExplorerFiguresCurrent: the state and transition counts the docs
+// quote for each design at the default bounds are the ones the explorer
+// finds now, so a model change that moves them cannot leave the docs
+// stale. It explores every design once (several seconds).
+func TestExplorerFiguresCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores every design at the default bounds")
+	}
+	type figures struct{ states, transitions int }
+	got := map[string]figures{}
+	for _, d := range model.Designs() {
+		r, err := explore.Run(d, explore.Options{Bounds: model.DefaultBounds()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[d.Name] = figures{r.States, r.Transitions}
+	}
+	num := func(s string) int {
+		n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	checked := 0
+	// bugs.md: "`simrun explore --design NAME` (N states to depth 14)".
+	for _, m := range regexp.MustCompile("`simrun explore --design ([a-z0-9-]+)` \\(([0-9,]+) states to depth 14\\)").FindAllStringSubmatch(read("bugs.md"), -1) {
+		checked++
+		if want := got[m[1]].states; num(m[2]) != want {
+			t.Errorf("bugs.md: %s explores %s states, now %d", m[1], m[2], want)
+		}
+	}
+	// bugs.md: the reference's count.
+	if m := regexp.MustCompile(`The reference design explores\s+([0-9,]+) states`).FindStringSubmatch(read("bugs.md")); m == nil {
+		t.Error("bugs.md: the reference's state count is not where this test looks for it")
+	} else if checked++; num(m[1]) != got["reference"].states {
+		t.Errorf("bugs.md: the reference explores %s states, now %d", m[1], got["reference"].states)
+	}
+	// model.md: "**NAME** (N states, M transitions".
+	for _, m := range regexp.MustCompile(`\*\*([a-z0-9-]+)\*\* \(([0-9,]+) states, ([0-9,]+) transitions`).FindAllStringSubmatch(read("model.md"), -1) {
+		checked++
+		g := got[m[1]]
+		if num(m[2]) != g.states || num(m[3]) != g.transitions {
+			t.Errorf("model.md: %s: %s states, %s transitions; now %d and %d", m[1], m[2], m[3], g.states, g.transitions)
+		}
+	}
+	if checked < 2*(len(got)-1)+1 {
+		t.Errorf("checked %d figures; the docs' phrasing moved away from what this test reads", checked)
+	}
+}
