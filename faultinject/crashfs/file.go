@@ -128,6 +128,16 @@ func (w *File) releaseIfGone() {
 	}
 }
 
+// Stat implements vfs.File: crashfs holds only regular files.
+func (w *File) Stat() (os.FileInfo, error) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	if err := w.enter("fstat"); err != nil {
+		return nil, err
+	}
+	return w.ino.info(w.name), nil
+}
+
 // Name implements vfs.File.
 func (w *File) Name() string { return w.name }
 

@@ -38,6 +38,7 @@ func callEveryOp(fsys vfs.FS, base *fakeFS) map[OpKind]error {
 	_, errs[OpWriteAt] = f.WriteAt([]byte("abc"), 0)
 	_, errs[OpReadAt] = f.ReadAt(make([]byte, 3), 0)
 	_, errs[OpSize] = f.Size()
+	_, errs[OpFstat] = f.Stat()
 	errs[OpChmod] = fsys.Chmod("/d/a", 0o600)
 	errs[OpTruncate] = f.Truncate(3)
 	errs[OpAllocate] = f.Allocate(0, 4096)

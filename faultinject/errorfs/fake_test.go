@@ -100,6 +100,10 @@ func (f *fakeFile) Close() error         { f.call(OpClose); return nil }
 func (f *fakeFile) Name() string         { return f.name }
 func (f *fakeFile) Size() (int64, error) { f.call(OpSize); return int64(len(f.fs.files[f.name])), nil }
 func (f *fakeFile) Truncate(int64) error { f.call(OpTruncate); return nil }
+func (f *fakeFile) Stat() (os.FileInfo, error) {
+	f.call(OpFstat)
+	return nil, nil
+}
 
 func (f *fakeFile) Allocate(int64, int64) error {
 	f.call(OpAllocate)

@@ -168,6 +168,14 @@ func (w *File) Size() (int64, error) {
 	return w.f.Size()
 }
 
+// Stat implements vfs.File.
+func (w *File) Stat() (os.FileInfo, error) {
+	if err := w.maybe(OpFstat, 0, 0); err != nil {
+		return nil, err
+	}
+	return w.f.Stat()
+}
+
 // Truncate implements vfs.File.
 func (w *File) Truncate(size int64) error {
 	if err := w.maybe(OpTruncate, size, 0); err != nil {

@@ -43,6 +43,7 @@ const (
 	// Added later, at the end so that existing kinds keep their numbers.
 	OpResolve
 	OpChmod
+	OpFstat
 
 	numOpKinds
 )
@@ -71,6 +72,7 @@ var opKindNames = [numOpKinds]string{
 	OpMapClose:   "munmap",
 	OpResolve:    "resolve",
 	OpChmod:      "chmod",
+	OpFstat:      "fstat",
 }
 
 // writeKinds are the kinds that change file contents, names or durability.

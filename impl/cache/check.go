@@ -78,9 +78,9 @@ func (c *Cache) Check() error {
 // checkFile compares the committed entries with the file's newest commit,
 // when that commit is still the one this cache knows.
 func (c *Cache) checkFile(bad func(string, ...any) error) error {
-	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // removed or replaced by another process
+	f, err := c.openLive(os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRegular) {
+		return nil // removed or replaced by another program
 	}
 	if err != nil {
 		return err

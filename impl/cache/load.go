@@ -103,7 +103,7 @@ func (c *Cache) load() HeapReason {
 		defer func() { _ = lk.release() }()
 	}
 
-	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDONLY, 0)
+	f, err := c.openLive(os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.stats.Load = LoadMissing
 		_ = c.merge(nil, nil)
@@ -112,6 +112,9 @@ func (c *Cache) load() HeapReason {
 	}
 	if err != nil {
 		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		if errors.Is(err, ErrNotRegular) {
+			return HeapNotRegular
+		}
 		return HeapOpenFailed
 	}
 	defer func() { _ = f.Close() }()

@@ -29,6 +29,27 @@ func (c *Cache) checkRegular() error {
 	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, fileKind(fi.Mode()))
 }
 
+// openLive opens the cache path with flag and checks on the open file
+// (fstat) that it is a regular file: checkRegular's stat of the path may be
+// outdated by the time of the open, when another program swapped a FIFO or
+// a device in. Anything else is closed untouched and reported as
+// ErrNotRegular; the open itself cannot block (vfs: O_NONBLOCK).
+func (c *Cache) openLive(flag int) (vfs.File, error) {
+	f, err := c.fsys.OpenFile(c.opts.Path, flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, fileKind(fi.Mode()))
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func fileKind(m os.FileMode) string {
 	switch {
 	case m.IsDir():

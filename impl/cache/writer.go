@@ -57,11 +57,15 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 	// is a crashed writer's leftover.
 	c.removeTemps()
 
-	f, err := c.fsys.OpenFile(c.opts.Path, os.O_RDWR, 0)
+	f, err := c.openLive(os.O_RDWR)
 	if readOnlyFS(err) {
 		_ = lk.release()
 		c.readOnly = true
 		return HeapReadOnly, fmt.Errorf("%w: %w", ErrReadOnly, err)
+	}
+	if errors.Is(err, ErrNotRegular) {
+		_ = lk.release()
+		return HeapNotRegular, err
 	}
 	var cf *committedFile
 	replacing := false

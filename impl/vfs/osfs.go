@@ -116,6 +116,8 @@ func (o *osFile) Name() string                             { return o.f.Name() }
 func (o *osFile) Truncate(size int64) error                { return o.f.Truncate(size) }
 func (o *osFile) Sync() error                              { return o.f.Sync() }
 
+func (o *osFile) Stat() (os.FileInfo, error) { return o.f.Stat() }
+
 func (o *osFile) Size() (int64, error) {
 	fi, err := o.f.Stat()
 	if err != nil {

@@ -126,6 +126,12 @@ type File interface {
 	// Size returns the current size of the file (fstat).
 	Size() (int64, error)
 
+	// Stat describes the open file (fstat): what was opened, whatever the
+	// path names by now. The cache checks it is a regular file after every
+	// open of the cache path, since a stat of the path before the open can
+	// be outdated by the time of the open.
+	Stat() (os.FileInfo, error)
+
 	// Truncate sets the size of the file. The cache calls it only on files no
 	// other process can have mapped (a fresh temporary file), because
 	// shrinking a mapped file makes the mapping's readers take SIGBUS.
