@@ -47,3 +47,35 @@ func TestOpenFindingsStillViolate(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenDivergencesStillDiffer pins the open divergences of
+// docs/scenarios.md ("Findings not yet resolved"): each sequence in
+// testdata/open-divergences agrees with the cache up to its last op, where
+// model and cache disagree. When a fix makes them agree, this test fails and
+// the sequence moves to testdata/scenarios as a regression.
+func TestOpenDivergencesStillDiffer(t *testing.T) {
+	files, err := filepath.Glob("testdata/open-divergences/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			text, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var ops []spec.Op
+			for _, line := range strings.Split(string(text), "\n") {
+				if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "bounds ") {
+					continue
+				}
+				op, err := spec.ParseOp(line)
+				require.NoError(t, err, line)
+				ops = append(ops, op)
+			}
+			b := model.DefaultBounds()
+			b.Names = 3
+			err = RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
+			var d *DivergenceError
+			require.True(t, errors.As(err, &d), "want a divergence at the last op, got %v", err)
+			assert.Equal(t, len(ops), d.Step)
+		})
+	}
+}
