@@ -31,6 +31,12 @@ func goldenPins() []pin {
 		{"f32-goi-nr8-sr4", 1, 0xb19e13ef, 0xd955c8f0752de75e},
 		{"qc8w-goi-nr16-kr4", 1, 0x6722269d, 0x79c04e330e208bfb},
 		{"qc8w-goi-nr16", 1, 0x22ab1fc5, 0x0159146102a16b65},
+		{"f32-goi-nr8-kr2", 1, 0x933d51ab, 0xa56d01836908a9b2},
+		{"f32-goi-nr8-kr4", 1, 0x7097324b, 0x9c78740f5c7ed92e},
+		{"f32-goi-nr16-kr2-sr4", 1, 0x0ac53705, 0x8996e87767283b6f},
+		{"qc8w-goi-nr8-kr4", 1, 0xd33dac3b, 0x5477869b8b8ee14e},
+		{"qc8w-goi-nr16-kr8", 1, 0x255ee22d, 0xb6f265a3cd38bc57},
+		{"qc8w-goi-nr8-kr2-sr4", 1, 0x4ae0ede8, 0xd0b72e3824b6ee24},
 	}
 }
 

@@ -217,7 +217,7 @@ func TestUnregisteredLayoutsCompute(t *testing.T) {
 	for _, l := range []layout{
 		{version: 1, elem: elemQC8W, nr: 8, kr: 2, sr: 2},
 		{version: 1, elem: elemQC8W, nr: 4, kr: 1, sr: 1},
-		{version: 1, elem: elemQC8W, nr: 16, kr: 8, sr: 1},
+		{version: 1, elem: elemQC8W, nr: 2, kr: 4, sr: 2},
 		{version: 1, elem: elemF32, nr: 4, kr: 2, sr: 4},
 		{version: 1, elem: elemF32, nr: 16, kr: 8, sr: 1},
 		{version: 1, elem: elemF32, nr: 1, kr: 1, sr: 1},

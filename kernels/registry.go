@@ -12,6 +12,16 @@ func builtinLayouts() []layout {
 		{version: 1, elem: elemF32, nr: 8, kr: 1, sr: 4},
 		{version: 1, elem: elemQC8W, nr: 16, kr: 4, sr: 1},
 		{version: 1, elem: elemQC8W, nr: 16, kr: 1, sr: 1},
+		// The rest of XNNPACK's reference goi layouts (f32: the
+		// xnn_pack_f32_gemm_goi_w shapes of its nr8-kr2, nr8-kr4 and
+		// nr16-kr2-sr4 micro-kernels; qc8w: the qs8 qc8w shapes nr8-kr4,
+		// nr16-kr8, nr8-kr2-sr4). They compute through the pure-Go paths.
+		{version: 1, elem: elemF32, nr: 8, kr: 2, sr: 1},
+		{version: 1, elem: elemF32, nr: 8, kr: 4, sr: 1},
+		{version: 1, elem: elemF32, nr: 16, kr: 2, sr: 4},
+		{version: 1, elem: elemQC8W, nr: 8, kr: 4, sr: 1},
+		{version: 1, elem: elemQC8W, nr: 16, kr: 8, sr: 1},
+		{version: 1, elem: elemQC8W, nr: 8, kr: 2, sr: 4},
 	}
 }
 
