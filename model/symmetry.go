@@ -2,7 +2,7 @@ package model
 
 import (
 	"bytes"
-	"unsafe"
+	"github.com/xpwc/xpwc/internal/rawmem"
 
 	"github.com/xpwc/xpwc/spec"
 )
@@ -30,10 +30,7 @@ func (s State) Canonical() (State, bool) {
 // procLess orders processes by their bytes. Proc holds only one-byte fields
 // (TestProcHasNoPadding), so equal processes have equal bytes.
 func procLess(a, b *Proc) bool {
-	n := unsafe.Sizeof(*a)
-	ab := unsafe.Slice((*byte)(unsafe.Pointer(a)), n)
-	bb := unsafe.Slice((*byte)(unsafe.Pointer(b)), n)
-	return bytes.Compare(ab, bb) < 0
+	return bytes.Compare(rawmem.Bytes(a), rawmem.Bytes(b)) < 0
 }
 
 // TakesProc reports whether op names a process (so that renaming the

@@ -3,11 +3,11 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/xpwc/xpwc/internal/rawmem"
 	"io"
 	"math"
 	"slices"
 	"strings"
-	"unsafe"
 )
 
 // readFull reads len(buf) bytes at off. A short read at end of file means the
@@ -32,7 +32,7 @@ func readFull(r io.ReaderAt, off int64, buf []byte, field string) error {
 // the whole name is the len(Weight)+1+len(Bias) bytes from Weight's start.
 // It must not be called on any other Entry.
 func parsedV3Name(e *Entry) string {
-	return unsafe.String(unsafe.StringData(e.Key.Weight), len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias))
+	return rawmem.ExtendString(e.Key.Weight, len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias))
 }
 
 // MaxEntries is the most entries a parser will allocate for: far beyond any

@@ -231,7 +231,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	}
 	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
 	// region; such a file came from a broken writer and is rejected.
-	if i := uniq.firstDup(entries, w.scratch()); i >= 0 {
+	if i := uniq.firstDup(entries); i >= 0 {
 		return nil, 0, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {

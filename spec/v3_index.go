@@ -185,7 +185,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
-	if i := uniq.firstDup(entries, w.scratch()); i >= 0 {
+	if i := uniq.firstDup(entries); i >= 0 {
 		return nil, 0, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {

@@ -7,10 +7,9 @@ import "io"
 // = 8240), so any entry fits in one window. A small index starts with 4 KiB,
 // which holds any entry with a name under 4 KiB, and grows to maxEntryWindow
 // at the first entry that needs it: the window is a visible share of a
-// small parse's allocation (the goal is at most twice the index size), and
-// it is lent to the duplicate-name check afterwards. Indexes over
-// bigWindowFrom get a large window, so that a million entries cost about a
-// thousand reads (each a pread on a real file) instead of sixteen thousand.
+// small parse's allocation (the goal is at most twice the index size).
+// Indexes over bigWindowFrom get a large window, so that a million entries
+// cost about a thousand reads (each a pread on a real file) instead of sixteen thousand.
 const (
 	smallWindow    = 4 << 10
 	maxEntryWindow = 8<<10 + 64
@@ -101,12 +100,4 @@ func (w *window) sumRest(field string) (uint32, error) {
 		w.addSum()
 	}
 	return w.sum, nil
-}
-
-// scratch hands the window's buffer to a caller that has finished reading
-// through it (the duplicate-name check uses it as its table) and forgets
-// what it held, so a later at reads again.
-func (w *window) scratch() []byte {
-	w.off, w.n = 0, 0
-	return w.buf
 }

@@ -2,10 +2,10 @@ package cache
 
 import (
 	"fmt"
+	"github.com/xpwc/xpwc/internal/rawmem"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
-	"unsafe"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -123,10 +123,10 @@ type Cache struct {
 	lastLookupUnnamed bool
 	missReason        map[entryName]RepackReason
 
-	reservations map[uintptr]*reservation
+	reservations map[*byte]*reservation
 	// inserted holds the reservations inserted since the last Finalize, so
 	// a second insert of one is ErrAlreadyInserted, not ErrNotReserved.
-	inserted map[uintptr]struct{}
+	inserted map[*byte]struct{}
 	maps     []vfs.Mapping // every mapping, unmapped at Close
 
 	// loaded reports that the committed index was read at least once.
@@ -182,8 +182,8 @@ func Open(opts Options) (*Cache, error) {
 		tombstones:   map[entryName]spec.Key{},
 		carriedNames: map[entryName]struct{}{},
 		missReason:   map[entryName]RepackReason{},
-		reservations: map[uintptr]*reservation{},
-		inserted:     map[uintptr]struct{}{},
+		reservations: map[*byte]*reservation{},
+		inserted:     map[*byte]struct{}{},
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
@@ -235,8 +235,8 @@ func (c *Cache) Close() error {
 	}
 	c.maps = nil
 	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
-	c.reservations = map[uintptr]*reservation{}
-	c.inserted = map[uintptr]struct{}{}
+	c.reservations = map[*byte]*reservation{}
+	c.inserted = map[*byte]struct{}{}
 	return nil
 }
 
@@ -352,15 +352,18 @@ func (c *Cache) dirty() bool {
 	return false
 }
 
-func bufKey(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+// bufKey identifies a buffer ReserveSpace handed out by its first byte (a
+// reservation's buffer has at least one byte of capacity, so an empty slice
+// of it still has a key). A buffer of no capacity was never reserved.
+func bufKey(b []byte) *byte {
+	if cap(b) == 0 {
+		return nil
+	}
+	return &b[:1][0]
+}
 
 // alignedHeap returns n zeroed bytes at a 64-byte aligned address, the
 // alignment XNNPACK asks of packed weights (kPackedAllocationAlignment).
-func alignedHeap(n int) []byte {
-	const align = 64
-	b := make([]byte, n+align-1)
-	skip := int((align - bufKey(b)%align) % align)
-	return b[skip : skip+n : skip+n]
-}
+func alignedHeap(n int) []byte { return rawmem.Aligned(n, 64) }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
