@@ -67,7 +67,8 @@ func protsOf(t *testing.T, c *cache.Cache, ks []spec.Key) []string {
 	return out
 }
 
-// Loaded data is mapped read-only (and shared), on both paths that map
+// Loaded data is mapped read-only (G1: a stray store cannot change what a
+// hit serves or what is committed) and shared, on both paths that map
 // committed data: the load of InitializeForProgram (the file opened
 // read-only) and the merge a writer does when another process committed
 // since it loaded (the file opened read-write, where a read-write mapping
@@ -97,7 +98,7 @@ func TestLoadedMappingsReadOnly(t *testing.T) {
 	require.NoError(t, c.Finalize())
 }
 
-// Finalize turns what it committed read-only: the kernel's record says so,
+// Finalize turns what it committed read-only (G1): the kernel's record says so,
 // and a store into a finalized entry's bytes faults in a child process (the
 // test binary re-executed), leaving the committed entry as it was packed.
 func TestStoreIntoFinalizedBytesFaults(t *testing.T) {

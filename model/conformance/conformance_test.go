@@ -112,6 +112,9 @@ func weight(op spec.Op) int {
 // TestConformance runs random op sequences on the model (reference design)
 // and the real cache in lockstep. The default is bounded to a few seconds;
 // XPWC_CONFORMANCE_SEQS sets the number of sequences for the long run.
+// The sequences include foreign writes to the index and to entry data, so
+// every initialization after one checks G7: the cache's load outcome is the
+// model's (a recorded corrupt load, then a rebuild), never an error.
 func TestConformance(t *testing.T) {
 	d, err := harnessDesign()
 	require.NoError(t, err)
