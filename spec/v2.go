@@ -86,10 +86,10 @@ func appendV2Footer(b []byte, indexStart uint64, count, version uint32) []byte {
 
 // V2Footer is the decoded footer of a v2 file, before any check.
 type V2Footer struct {
-	IndexStart uint64
-	Count      uint32
-	Magic      uint32
-	Version    uint32
+	IndexStart uint64 `json:"index_start"`
+	Count      uint32 `json:"entry_count"`
+	Magic      uint32 `json:"magic"`
+	Version    uint32 `json:"version"`
 }
 
 // DecodeV2Footer decodes the last V2FooterSize bytes of a file without
