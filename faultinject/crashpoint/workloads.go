@@ -27,8 +27,8 @@ func launchAndMarkPacked(e Env, ks []spec.Key, pack func(spec.Key) []byte) error
 // Workloads are the standard crash-point workloads over a model of n
 // weights: cold launch and save; warm launch after a kernel upgrade that
 // re-packs half the weights, appends and commits; compaction; recovery from
-// a corrupt file; and two processes, one committing under the other's
-// mapping.
+// a corrupt file; two processes, one committing under the other's mapping;
+// and the conversion of a file of the other format.
 func Workloads(n int) []Workload {
 	k1 := Keys(n, 1)
 	k2 := Upgrade(k1)
@@ -73,7 +73,26 @@ func Workloads(n int) []Workload {
 			Keys:  k1,
 		},
 		Concurrent(n),
+		{
+			// A file of the other format, then a launch that names this
+			// one: its entries are carried over without re-packing and
+			// the commit rewrites the file in this format (docs/paths.md).
+			Name:  "convert",
+			Setup: func(e Env) error { return launchAndMark(e.otherFormat(), k1) },
+			Run:   func(e Env) error { return launchAndMark(e, k1) },
+			Keys:  k1,
+		},
 	}
+}
+
+// otherFormat is e with the format the caller did not name.
+func (e Env) otherFormat() Env {
+	if e.Opts.Format == spec.FormatV2 {
+		e.Opts.Format = spec.FormatV3
+	} else {
+		e.Opts.Format = spec.FormatV2
+	}
+	return e
 }
 
 // writeCorrupt leaves a durable cache file whose index is damaged: a file

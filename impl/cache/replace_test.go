@@ -87,6 +87,20 @@ func TestFormatCarriedOver(t *testing.T) {
 		require.Equal(t, uint64(2), s.Hits)
 		require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
 	})
+	t.Run("read-only", func(t *testing.T) {
+		// A read-only cache serves the carried entries and writes nothing.
+		path := tempPath(t)
+		process(t, cache.Options{Path: path, Format: spec.FormatV3}, ks)
+		before, err := os.ReadFile(path)
+		require.NoError(t, err)
+		s := process(t, cache.Options{Path: path, Format: spec.FormatV2, ReadOnly: true}, ks)
+		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.Equal(t, uint64(3), s.Hits)
+		require.Zero(t, s.Commits)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(before, after), "a read-only cache wrote the file")
+	})
 	t.Run("v3 to v2", func(t *testing.T) {
 		path := tempPath(t)
 		process(t, cache.Options{Path: path, Format: spec.FormatV3}, ks)
