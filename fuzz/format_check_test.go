@@ -85,6 +85,13 @@ func checkV2(t *testing.T, data []byte) *spec.V2File {
 	if v.LiveBytes+v.GarbageBytes != v.IndexStart {
 		t.Fatalf("live %d + garbage %d != index_start %d", v.LiveBytes, v.GarbageBytes, v.IndexStart)
 	}
+	// ParseV2 is ExecuTorch's loader made stricter: whatever it accepts,
+	// ExecuTorch loads too, every entry (else handing it the file would
+	// make ExecuTorch truncate it).
+	et, err := spec.ExecuTorchLoad(strictReader{t, data}, int64(len(data)))
+	if err != nil || !et.Accepts || et.Entries != len(v.Entries) {
+		t.Fatalf("ParseV2 accepts %d entries, ExecuTorch's rules give %+v (%v)", len(v.Entries), et, err)
+	}
 	enc := spec.EncodeV2Index(v.IndexStart, v.Entries)
 	if !bytes.Equal(enc, data[v.IndexStart:]) {
 		t.Fatal("accepted v2 index does not re-encode to its own bytes")

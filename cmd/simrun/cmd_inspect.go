@@ -30,6 +30,10 @@ type inspectReport struct {
 	GarbageBytes uint64         `json:"garbage_bytes"`
 	Footer       *spec.V2Footer `json:"v2_footer,omitempty"`
 	Index        *indexLocation `json:"index,omitempty"`
+	// ExecuTorch is, for a v2 file, what ExecuTorch's own loader would do
+	// with it (spec.ExecuTorchLoad): its rules are looser than ParseV2's,
+	// and a file it rejects it truncates.
+	ExecuTorch *executorchReport `json:"executorch,omitempty"`
 }
 
 // problem is one failed check, by the name of its sentinel in package spec.
@@ -50,6 +54,13 @@ type indexLocation struct {
 	Offset uint64 `json:"offset"`
 	Length uint64 `json:"length"`
 	CRC    string `json:"crc,omitempty"`
+}
+
+type executorchReport struct {
+	Accepts bool   `json:"accepts"`
+	Entries int    `json:"entries"`
+	Rule    string `json:"rule,omitempty"`
+	Offset  int64  `json:"offset,omitempty"`
 }
 
 type entryReport struct {
@@ -161,6 +172,11 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	foot := spec.DecodeV2Footer(fb)
 	rep.Footer = &foot
 	rep.Version = foot.Version
+	et, err := spec.ExecuTorchLoad(r, size)
+	if err != nil {
+		return err
+	}
+	rep.ExecuTorch = &executorchReport{Accepts: et.Accepts, Entries: et.Entries, Rule: et.Rule, Offset: et.Off}
 	v, err := p.ParseV2(r, size)
 	if err != nil {
 		if !errors.Is(err, spec.ErrCorrupt) {
@@ -335,6 +351,13 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 			fmt.Fprintf(w, "problem:  %s (entry %s): %s\n", p.Name, p.Entry, p.Message)
 		} else {
 			fmt.Fprintf(w, "problem:  %s: %s\n", p.Name, p.Message)
+		}
+	}
+	if et := rep.ExecuTorch; et != nil {
+		if et.Accepts {
+			fmt.Fprintf(w, "executorch: its loader loads %d entries\n", et.Entries)
+		} else {
+			fmt.Fprintf(w, "executorch: its loader rejects the file at offset %d (%s), then truncates it to 0 bytes\n", et.Offset, et.Rule)
 		}
 	}
 	verdict := "valid"

@@ -153,3 +153,26 @@ func TestInspectUsage(t *testing.T) {
 	assert.Equal(t, exitProblem, code)
 	assert.Contains(t, errOut, "no such file")
 }
+
+// TestInspectExecuTorchVerdict: the executorch line of a v2 file that
+// ExecuTorch's loader rejects (a footer-only file, what its save writes
+// when nothing was file-backed) names the rule and offset and warns of the
+// truncation; a file only xpwc rejects (more entries declared than present)
+// still loads in ExecuTorch.
+func TestInspectExecuTorchVerdict(t *testing.T) {
+	footerOnly := spec.EncodeV2Index(0, nil)
+	rep, err := inspect(bytes.NewReader(footerOnly), int64(len(footerOnly)), "footer-only", spec.Parser{})
+	require.NoError(t, err)
+	require.False(t, rep.Valid)
+	require.Equal(t, &executorchReport{Rule: "index_start < size-20"}, rep.ExecuTorch)
+	var out bytes.Buffer
+	require.NoError(t, printInspect(&out, rep))
+	require.Contains(t, out.String(), "executorch: its loader rejects the file at offset 0 (index_start < size-20), then truncates it to 0 bytes")
+
+	file, _ := spectest.BuildV2(4096, spectest.Weights(2, 100, 1))
+	file[len(file)-spec.V2FooterSize+8]++ // one entry more than present
+	rep, err = inspect(bytes.NewReader(file), int64(len(file)), "count", spec.Parser{})
+	require.NoError(t, err)
+	require.False(t, rep.Valid, "xpwc rejects a count mismatch")
+	require.Equal(t, &executorchReport{Accepts: true, Entries: 2}, rep.ExecuTorch)
+}

@@ -1,0 +1,51 @@
+package spec_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
+)
+
+// TestExecuTorchLoad: the verdict of ExecuTorch's loader rules on files
+// ParseV2 accepts, on files both reject, and on the files where the two
+// differ (docs/format.md lists where ParseV2 is stricter).
+func TestExecuTorchLoad(t *testing.T) {
+	good, _ := spectest.BuildV2(4096, spectest.Weights(3, 100, 1))
+	one := etEntry("w", 0, 8, 0x12345678)
+	pr20562 := append(append(make([]byte, 16), one...), 0xAB, 0xCD)
+	pr20562 = append(pr20562, etFooter(16, 2, spec.V2Magic, 2)...)
+	emptyLast := append(make([]byte, 4096), etEntry("w", 4096, 0, 1)...)
+	emptyLast = append(emptyLast, etFooter(4096, 1, spec.V2Magic, 2)...)
+	misaligned := append(make([]byte, 64), etEntry("w", 8, 8, 1)...)
+	misaligned = append(misaligned, etFooter(64, 1, spec.V2Magic, 2)...)
+	overrun := append(make([]byte, 64), etEntry("w", 0, 8, 1)[:10]...)
+	overrun = append(overrun, etFooter(64, 1, spec.V2Magic, 2)...)
+	for _, tc := range []struct {
+		name    string
+		file    []byte
+		accepts bool
+		entries int
+		rule    string
+		off     int64
+		strict  bool // ParseV2 accepts it too
+	}{
+		{"valid", good, true, 3, "", 0, true},
+		{"1024 bytes of 0xCC", bytes.Repeat([]byte{0xCC}, 1024), false, 0, "magic", 1016, false},
+		{"v1 footer", append(make([]byte, 64), etFooter(64, 0, spec.V2Magic, 1)...), false, 0, "version", 80, false},
+		{"zero-entry trailer", etFooter(0, 0, spec.V2Magic, 2), false, 0, "index_start < size-20", 0, false},
+		{"count larger than the records (#20562)", pr20562, true, 1, "", 0, false},
+		{"empty entry at index_start", emptyLast, false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 4096 + 5, false},
+		{"misaligned offset", misaligned, true, 1, "", 0, false},
+		{"record past the footer", overrun, false, 0, "entry inside the index", 64, false},
+	} {
+		v, err := spec.ExecuTorchLoad(bytes.NewReader(tc.file), int64(len(tc.file)))
+		require.NoError(t, err, tc.name)
+		require.Equal(t, spec.ExecuTorchVerdict{Accepts: tc.accepts, Entries: tc.entries, Rule: tc.rule, Off: tc.off}, v, tc.name)
+		_, perr := spec.ParseV2(bytes.NewReader(tc.file), int64(len(tc.file)))
+		require.Equal(t, tc.strict, perr == nil, "%s: ParseV2: %v", tc.name, perr)
+	}
+}
