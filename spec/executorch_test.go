@@ -49,3 +49,12 @@ func TestExecuTorchLoad(t *testing.T) {
 		require.Equal(t, tc.strict, perr == nil, "%s: ParseV2: %v", tc.name, perr)
 	}
 }
+
+// TestExecuTorchLoadBounded: a forged footer over a sparse file is not
+// walked record by record past ExecuTorchMaxIndex.
+func TestExecuTorchLoadBounded(t *testing.T) {
+	for _, h := range spectest.HostileFiles()[:2] {
+		_, err := spec.ExecuTorchLoad(h.File, h.File.Size)
+		require.ErrorIs(t, err, spec.ErrIndexTooLarge, h.Name)
+	}
+}

@@ -172,11 +172,14 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	foot := spec.DecodeV2Footer(fb)
 	rep.Footer = &foot
 	rep.Version = foot.Version
+	// An index too long to walk gets no verdict; any other error is I/O.
 	et, err := spec.ExecuTorchLoad(r, size)
-	if err != nil {
+	if err != nil && !errors.Is(err, spec.ErrIndexTooLarge) {
 		return err
 	}
-	rep.ExecuTorch = &executorchReport{Accepts: et.Accepts, Entries: et.Entries, Rule: et.Rule, Offset: et.Off}
+	if err == nil {
+		rep.ExecuTorch = &executorchReport{Accepts: et.Accepts, Entries: et.Entries, Rule: et.Rule, Offset: et.Off}
+	}
 	v, err := p.ParseV2(r, size)
 	if err != nil {
 		if !errors.Is(err, spec.ErrCorrupt) {
