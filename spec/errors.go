@@ -10,7 +10,7 @@ import (
 // (G7: any content yields a valid load or a typed error and a clean rebuild)
 // tests one sentinel. The specific sentinels below say which check failed;
 // *FormatError adds where and which value.
-var ErrCorrupt = errors.New("xpwc: corrupt cache file")
+var ErrCorrupt = errors.New("spec: corrupt cache file")
 
 // corrupt makes a sentinel that wraps ErrCorrupt, so that errors.Is(sentinel,
 // ErrCorrupt) holds without every FormatError having to carry both.

@@ -23,7 +23,7 @@ func readFull(r io.ReaderAt, off int64, buf []byte, field string) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return ferr(off+int64(n), field, uint64(n), ErrTooSmall)
 	}
-	return fmt.Errorf("xpwc: reading %s at offset %d: %w", field, off, err)
+	return fmt.Errorf("spec: reading %s at offset %d: %w", field, off, err)
 }
 
 // parsedV3Name returns the stored name (weight NUL bias) of an entry decoded

@@ -97,7 +97,7 @@ func (p Parser) ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 		}
 		f, err := p.parseV3Commit(r, size, commits[pos])
 		if err != nil && !errors.Is(err, ErrCorrupt) {
-			return nil, fmt.Errorf("xpwc: v3 commit slot %d, generation %d: %w", pos, commits[pos].Generation, err)
+			return nil, fmt.Errorf("spec: v3 commit slot %d, generation %d: %w", pos, commits[pos].Generation, err)
 		}
 		if err != nil {
 			slotErrs[pos] = err
