@@ -26,20 +26,8 @@ func TestOpenFindingsStillViolate(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			text, err := os.ReadFile(path)
-			require.NoError(t, err)
-			var ops []spec.Op
-			for _, line := range strings.Split(string(text), "\n") {
-				if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "bounds ") {
-					continue
-				}
-				op, err := spec.ParseOp(line)
-				require.NoError(t, err, line)
-				ops = append(ops, op)
-			}
-			b := model.DefaultBounds()
-			b.Names = 3
-			err = RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
+			ops, b := openOps(t, path)
+			err := RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
 			var v *ViolationError
 			require.True(t, errors.As(err, &v), "want an I4 violation at the last op, got %v", err)
 			assert.Equal(t, len(ops), v.Step)
@@ -59,23 +47,31 @@ func TestOpenDivergencesStillDiffer(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			text, err := os.ReadFile(path)
-			require.NoError(t, err)
-			var ops []spec.Op
-			for _, line := range strings.Split(string(text), "\n") {
-				if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "bounds ") {
-					continue
-				}
-				op, err := spec.ParseOp(line)
-				require.NoError(t, err, line)
-				ops = append(ops, op)
-			}
-			b := model.DefaultBounds()
-			b.Names = 3
-			err = RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
+			ops, b := openOps(t, path)
+			err := RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
 			var d *DivergenceError
 			require.True(t, errors.As(err, &d), "want a divergence at the last op, got %v", err)
 			assert.Equal(t, len(ops), d.Step)
 		})
 	}
+}
+
+// openOps reads a file of testdata/open or testdata/open-divergences: one
+// op per line (comments and the bounds line aside), run with three names.
+func openOps(t *testing.T, path string) ([]spec.Op, model.Bounds) {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var ops []spec.Op
+	for _, line := range strings.Split(string(text), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "bounds ") {
+			continue
+		}
+		op, err := spec.ParseOp(line)
+		require.NoError(t, err, line)
+		ops = append(ops, op)
+	}
+	b := model.DefaultBounds()
+	b.Names = 3
+	return ops, b
 }

@@ -18,7 +18,7 @@ func openRegular(path string) (vfs.File, int64, error) {
 		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, fileKind(fi.Mode()))
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, vfs.FileKind(fi.Mode()))
 	}
 	f, err := vfs.OS().OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
@@ -30,20 +30,4 @@ func openRegular(path string) (vfs.File, int64, error) {
 		return nil, 0, err
 	}
 	return f, size, nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	}
-	return "mode " + m.String()
 }

@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 
 	"github.com/xpwc/xpwc/impl/vfs"
@@ -26,7 +25,7 @@ func (c *Cache) checkRegular() error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, fileKind(fi.Mode()))
+	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, vfs.FileKind(fi.Mode()))
 }
 
 // openLive opens the cache path with flag and checks on the open file
@@ -41,31 +40,13 @@ func (c *Cache) openLive(flag int) (vfs.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, fileKind(fi.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, vfs.FileKind(fi.Mode()))
 	}
 	if err != nil {
 		_ = f.Close()
 		return nil, err
 	}
 	return f, nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // foreignOrCorrupt turns DetectFormat's rejection of f into ErrForeignFile

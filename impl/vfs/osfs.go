@@ -125,3 +125,25 @@ func (o *osFile) Size() (int64, error) {
 	}
 	return fi.Size(), nil
 }
+
+// FileKind names what a file of mode m is, for messages that refuse
+// anything but a regular file ("a FIFO", "a directory", ...).
+func FileKind(m os.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file (mode " + m.String() + ")"
+}
