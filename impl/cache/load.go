@@ -88,16 +88,7 @@ func (c *Cache) load() HeapReason {
 		lk, err = nil, nil
 	}
 	if err != nil {
-		c.stats.LoadErr = err
-		if errors.Is(err, ErrLockBusy) {
-			c.stats.Load = LoadLocked
-			return HeapLockBusy
-		}
-		c.stats.Load = LoadFailed
-		if errors.Is(err, vfs.ErrNotSupported) {
-			return HeapNotSupported // heap-only build: no flock
-		}
-		return HeapOpenFailed
+		return c.lockFailed(err)
 	}
 	if lk != nil {
 		defer func() { _ = lk.release() }()
@@ -119,16 +110,7 @@ func (c *Cache) load() HeapReason {
 	}
 	defer func() { _ = f.Close() }()
 	if err := lockData(f); err != nil {
-		c.stats.LoadErr = err
-		if errors.Is(err, ErrLockBusy) {
-			c.stats.Load = LoadLocked
-			return HeapLockBusy
-		}
-		c.stats.Load = LoadFailed
-		if errors.Is(err, vfs.ErrNotSupported) {
-			return HeapNotSupported
-		}
-		return HeapOpenFailed
+		return c.lockFailed(err)
 	}
 	cf, err := c.parseFile(f)
 	if err != nil {
@@ -168,6 +150,23 @@ func (c *Cache) load() HeapReason {
 	}
 	c.setDisk(cf)
 	return ""
+}
+
+// lockFailed records a load that could not take a lock (the lock file's or
+// the data file's) and returns the heap reason for this program: a busy
+// lock, a heap-only build without flock, or an I/O error.
+func (c *Cache) lockFailed(err error) HeapReason {
+	c.stats.LoadErr = err
+	switch {
+	case errors.Is(err, ErrLockBusy):
+		c.stats.Load = LoadLocked
+		return HeapLockBusy
+	case errors.Is(err, vfs.ErrNotSupported):
+		c.stats.Load = LoadFailed
+		return HeapNotSupported // heap-only build: no flock
+	}
+	c.stats.Load = LoadFailed
+	return HeapOpenFailed
 }
 
 // setDisk records the live file's committed state (nil: none usable).
