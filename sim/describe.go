@@ -67,7 +67,7 @@ func describeLoad(l spec.LoadOutcome) string {
 		return "corrupt"
 	case spec.LoadBusy:
 		return "busy"
-	case loadFailed:
+	case spec.LoadFailed:
 		return "failed"
 	}
 	return fmt.Sprintf("LoadOutcome(%d)", l)

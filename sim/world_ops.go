@@ -82,12 +82,8 @@ func loadOutcome(l cache.LoadOutcome) spec.LoadOutcome {
 	case cache.LoadLocked:
 		return spec.LoadBusy
 	}
-	return loadFailed
+	return spec.LoadFailed
 }
-
-// loadFailed is a load the model has no word for (an I/O failure): a value
-// above the spec's, so it never compares equal to a model result.
-const loadFailed spec.LoadOutcome = 100
 
 // parse reads the live file as a new process would.
 func (w *world) parse() (*spec.V3File, error) {

@@ -251,6 +251,12 @@ const (
 	// LoadBusy: another process holds the writer lock, so the index was
 	// not read; this launch packs to heap (G8) with the view it had.
 	LoadBusy
+	// LoadFailed: the file could not be read at all (an I/O error, no
+	// permission, not a regular file): the launch packs to heap (G8) and
+	// writes nothing. The model never produces it: its filesystem does not
+	// fail, so a lockstep run in which the cache reports it diverges, as
+	// it should; error injection compares only safety (sim.Config.Faults).
+	LoadFailed
 )
 
 // Packing is the abstract identity of packed bytes: which kernel version

@@ -182,6 +182,7 @@ var loadDocs = []doc{
 	{"ok", "a committed index was loaded"},
 	{"corrupt", "the index failed its checks; rebuilt, replaced by rename (G7)"},
 	{"busy", "a writer holds the lock; this launch packs to heap (G8)"},
+	{"failed", "the file could not be read (I/O error, no permission, not a regular file); this launch packs to heap (G8); never produced by the model, whose filesystem does not fail"},
 }
 
 var placeDocs = []doc{
