@@ -64,7 +64,11 @@ type executorchReport struct {
 }
 
 type entryReport struct {
-	Name        string `json:"name"`
+	Name string `json:"name"`
+	// Key is the key as ExecuTorch builds it, weight name then bias name
+	// concatenated: all a v2 file stores, so for v2 Weight and Bias are
+	// empty (the split is not known); v3 keeps them apart.
+	Key         string `json:"key"`
 	Weight      string `json:"weight"`
 	Bias        string `json:"bias"`
 	Offset      uint64 `json:"offset"`
@@ -193,7 +197,7 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
 	for _, en := range v.Entries {
 		rep.Entries = append(rep.Entries, entryReport{
-			Name: en.Key.Weight, Weight: en.Key.Weight,
+			Name: en.Key.Weight, Key: en.Key.Weight,
 			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
 			Checksum: "none",
 		})
@@ -267,7 +271,7 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	}
 	for _, en := range v.Entries {
 		er := entryReport{
-			Name: en.Key.Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
+			Name: en.Key.Name(), Key: en.Key.V2Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
 			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
 			Fingerprint: fmt.Sprintf("0x%016x", en.Key.Fingerprint),
 			Source:      fmt.Sprintf("0x%016x", en.Key.Source),
@@ -339,10 +343,10 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 	if len(rep.Entries) > 0 {
 		fmt.Fprintf(w, "entries:  %d\n", len(rep.Entries))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  WEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
+		fmt.Fprintln(tw, "  KEY (WEIGHT+BIAS)\tWEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
 		for _, en := range rep.Entries {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
-				en.Weight, dash(en.Bias), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
+				en.Key, dash(en.Weight), dash(en.Bias), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
