@@ -8,12 +8,14 @@ import (
 	"github.com/xpwc/xpwc/kernels"
 )
 
-// kernelInfo is one row of `simrun kernels`. Seed and fingerprint are hex
-// strings so that JSON tools that read numbers as float64 (jq, JavaScript)
-// do not round the 64-bit fingerprint.
+// kernelInfo is one row of `simrun kernels`. The seed is a number in JSON,
+// as in every other --json output (a u32 is exact as a float64); the
+// fingerprint is a hex string so that JSON tools that read numbers as
+// float64 (jq, JavaScript) do not round the 64 bits. Text prints both in
+// hex, as XNNPACK logs seeds.
 type kernelInfo struct {
 	Name          string `json:"name"`
-	Seed          string `json:"seed"`
+	Seed          uint32 `json:"seed"`
 	Fingerprint   string `json:"fingerprint"`
 	LayoutVersion uint32 `json:"layout_version"`
 	Elem          string `json:"elem"`
@@ -42,7 +44,7 @@ func cmdKernels(e *env, args []string) int {
 		elem, nr, kr, sr := k.Params()
 		rows = append(rows, kernelInfo{
 			Name:          k.Name(),
-			Seed:          fmt.Sprintf("0x%08x", k.Seed()),
+			Seed:          k.Seed(),
 			Fingerprint:   fmt.Sprintf("0x%016x", k.Fingerprint()),
 			LayoutVersion: k.LayoutVersion(),
 			Elem:          elem, NR: nr, KR: kr, SR: sr,
@@ -65,7 +67,7 @@ func cmdKernels(e *env, args []string) int {
 		if r.Name == reg.Default().Name() {
 			def = " (default)"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\n",
+		fmt.Fprintf(tw, "%s%s\t0x%08x\t%s\t%d\t%s\t%d\t%d\t%d\t%s\n",
 			r.Name, def, r.Seed, r.Fingerprint, r.LayoutVersion, r.Elem, r.NR, r.KR, r.SR, r.ComputePath)
 	}
 	if err := tw.Flush(); err != nil {
