@@ -164,6 +164,26 @@ var problemNames = []struct {
 	{ErrCorrupt, "ErrCorrupt"},
 }
 
+// DecodedError is a parse error of an index that yielded entries before
+// its first inconsistency: Decoded lists them, for a diagnosis (simrun
+// inspect shows them). They are not checked against each other nor against
+// the rest of the index, and must never be served. It unwraps to the error.
+type DecodedError struct {
+	Err     error
+	Decoded []Entry
+}
+
+func (e *DecodedError) Error() string { return e.Err.Error() }
+func (e *DecodedError) Unwrap() error { return e.Err }
+
+// withDecoded wraps a corruption error with the entries decoded before it.
+func withDecoded(err error, decoded []Entry) error {
+	if len(decoded) == 0 || !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return &DecodedError{Err: err, Decoded: decoded}
+}
+
 // ProblemName names the sentinel err matches, for reports (simrun inspect
 // lists problems by these names): the specific check if there is one, else
 // "ErrCorrupt", else "" for an error that is not a format error. For the

@@ -58,3 +58,37 @@ func TestExecuTorchLoadBounded(t *testing.T) {
 		require.ErrorIs(t, err, spec.ErrIndexTooLarge, h.Name)
 	}
 }
+
+// TestDecodedBeforeTheError: a damaged index reports, with its error, the
+// entries it yielded before the first inconsistency (for diagnosis), in
+// both formats; the error still matches its sentinel and names its offset.
+func TestDecodedBeforeTheError(t *testing.T) {
+	var idx []byte
+	for i := range 3 {
+		idx = append(idx, etEntry("w"+string(rune('a'+i)), uint64(i)*4096, 100, 1)...)
+	}
+	idx = append(idx, etEntry("", 0, 0, 1)...) // empty name: ErrBadName
+	v2 := append(make([]byte, 3*4096), idx...)
+	v2 = append(v2, etFooter(3*4096, 4, spec.V2Magic, 2)...)
+	_, err := spec.ParseV2(bytes.NewReader(v2), int64(len(v2)))
+	var de *spec.DecodedError
+	require.ErrorAs(t, err, &de)
+	require.ErrorIs(t, err, spec.ErrBadName)
+	require.Len(t, de.Decoded, 3)
+	require.Equal(t, "wc", de.Decoded[2].Key.Weight)
+	var fe *spec.FormatError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, int64(3*4096+3*(spec.V2EntryFixedSize+2)), fe.Off)
+
+	b := spectest.NewV3(4096)
+	b.Save(spectest.Weights(3, 100, 1))
+	b.Entries[2].Offset = 1 // misaligned: decoded after two good entries
+	idx3 := spec.EncodeV3Index(b.Entries)
+	off := uint64(len(b.File))
+	file := append(append([]byte(nil), b.File...), idx3...)
+	copy(file[spec.V3SlotSize:], spec.EncodeCommitSlot(spec.NewCommit(3, 4096, off, idx3)))
+	_, err = spec.ParseV3(bytes.NewReader(file), int64(len(file)))
+	require.ErrorAs(t, err, &de)
+	require.ErrorIs(t, err, spec.ErrMisaligned)
+	require.Len(t, de.Decoded, 2)
+}

@@ -152,7 +152,7 @@ func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	}
 	entries, live, err := decodeV2Entries(newWindow(r, int64(f.IndexStart), footOff), f)
 	if err != nil {
-		return nil, err
+		return nil, withDecoded(err, entries)
 	}
 	v := &V2File{Size: size, IndexStart: f.IndexStart, Entries: entries, LiveBytes: live}
 	v.GarbageBytes = f.IndexStart - v.LiveBytes
@@ -174,35 +174,36 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
 	starts := newStartMap(V2Alignment, f.IndexStart)
+	good := 0 // entries fully decoded and checked
 	pos := int64(f.IndexStart)
 	for range count {
 		rest := end - pos
 		if rest < 4 {
 			// The index ran out before the declared count: ExecuTorch stops
 			// here and loads what it has (#20562's 63-byte file).
-			return nil, 0, ferr(pos, "entry_count", count, ErrCountMismatch)
+			return entries[:good], 0, ferr(pos, "entry_count", count, ErrCountMismatch)
 		}
 		b, err := w.at(pos, 4, "name_len")
 		if err != nil {
-			return nil, 0, err
+			return entries[:good], 0, err
 		}
 		nameLen := le.Uint32(b)
 		if rest < V2EntryFixedSize || int64(nameLen) > rest-V2EntryFixedSize {
-			return nil, 0, ferr(pos, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
 		if nameLen == 0 || nameLen > V2MaxNameLen {
-			return nil, 0, ferr(pos, "name_len", uint64(nameLen), ErrBadName)
+			return entries[:good], 0, ferr(pos, "name_len", uint64(nameLen), ErrBadName)
 		}
 		// The record is read only once its length is known to lie inside
 		// the index, so the window never reads past the footer.
 		b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry")
 		if err != nil {
-			return nil, 0, err
+			return entries[:good], 0, err
 		}
 		name, fixed := b[:nameLen], b[nameLen:]
 		if bytes.IndexByte(name, 0) >= 0 {
 			// A NUL would make the name ambiguous once converted to v3.
-			return nil, 0, ferr(pos+4, "name", uint64(nameLen), ErrBadName)
+			return entries[:good], 0, ferr(pos+4, "name", uint64(nameLen), ErrBadName)
 		}
 		entries = growEntries(entries, count)
 		entries = entries[:len(entries)+1]
@@ -214,28 +215,29 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 		// offset < index_start and size <= index_start - offset, as
 		// ExecuTorch checks, written so neither side can overflow.
 		if e.Offset >= f.IndexStart || e.Size > f.IndexStart-e.Offset {
-			return nil, 0, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrEntryOutOfBounds)
 		}
 		if e.Offset%V2Alignment != 0 {
-			return nil, 0, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrMisaligned)
+			return entries[:good], 0, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrMisaligned)
 		}
 		uniq.add(name)
 		starts.add(entries, e)
 		live += e.Size
+		good++
 		pos += V2EntryFixedSize + int64(nameLen)
 	}
 	// Bytes between the last declared entry and the footer: ExecuTorch
 	// ignores them; here they mean a torn or forged index.
 	if pos != end {
-		return nil, 0, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
+		return entries, 0, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
 	// ExecuTorch lets a later duplicate overwrite the first, orphaning its
 	// region; such a file came from a broken writer and is rejected.
 	if i := uniq.firstDup(entries); i >= 0 {
-		return nil, 0, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
+		return entries, 0, ferr(int64(f.IndexStart), "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {
-		return nil, 0, ferr(int64(f.IndexStart), "file_offset", entries[b].Offset, overlapErr(a, b))
+		return entries, 0, ferr(int64(f.IndexStart), "file_offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, live, nil
 }

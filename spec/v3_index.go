@@ -84,6 +84,7 @@ type v3Bounds struct {
 func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err error) {
 	le := binary.LittleEndian
 	end := w.hi
+	good := 0 // entries fully decoded and checked
 	pos := w.lo
 	if end-pos < V3IndexHeaderSize {
 		return nil, 0, ferr(pos, "index length", uint64(end-pos), ErrIndexOutOfBounds)
@@ -116,14 +117,14 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 			// Fewer entries than declared: a writer that miscounted, or a
 			// count forged to make a reader allocate (it fit the size check
 			// above only because the names are long).
-			return nil, 0, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
+			return entries[:good], 0, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
 		}
 		if rest < V3EntryFixedSize {
-			return nil, 0, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
 		}
 		b, err := w.at(pos, V3EntryFixedSize, "entry")
 		if err != nil {
-			return nil, 0, err
+			return entries[:good], 0, err
 		}
 		entries = growEntries(entries, count)
 		entries = entries[:len(entries)+1]
@@ -139,25 +140,25 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		// wrap of ExecuTorch's bounds arithmetic, §8 item 3).
 		nameLen := int64(le.Uint32(b[40:]))
 		if nameLen > rest-V3EntryFixedSize {
-			return nil, 0, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
 		if nameLen > 2*MaxNameLen+1 {
-			return nil, 0, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
+			return entries[:good], 0, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
 		}
 		size := int64(v3EntrySize(int(nameLen)))
 		if size > rest {
-			return nil, 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
 		}
 		b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "entry name")
 		if err != nil {
-			return nil, 0, err
+			return entries[:good], 0, err
 		}
 		name, pad := b[:nameLen], b[nameLen:]
 		for _, c := range pad {
 			if c != 0 {
 				// Canonical encoding: a file that parses re-encodes to the
 				// same bytes, which the round-trip fuzz target relies on.
-				return nil, 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
+				return entries[:good], 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
 			}
 		}
 		// Exactly one separator and a non-empty weight: "ab"+"c" and
@@ -167,29 +168,30 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		// in one scan of the name.
 		sep := bytes.IndexByte(name, 0)
 		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
-			return nil, 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
+			return entries[:good], 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
 		full := names.add(name)
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
 		if err := checkV3Range(e, bd, pos); err != nil {
-			return nil, 0, err
+			return entries[:good], 0, err
 		}
 		uniq.add(name)
 		starts.add(entries, e)
 		live += e.Size
+		good++
 		pos += size
 	}
 	if pos != end {
-		return nil, 0, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
+		return entries, 0, ferr(pos, "index", uint64(end-pos), ErrTrailingBytes)
 	}
 	// Names are unique: a save that re-packs a weight replaces its entry, so
 	// two entries with one name (even with different seeds) mean a broken
 	// writer, and a look-up could not tell which one the index meant.
 	if i := uniq.firstDup(entries); i >= 0 {
-		return nil, 0, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
+		return entries, 0, ferr(w.lo, "name", uint64(i), ErrDuplicateName)
 	}
 	if a, b := starts.overlap(entries); a >= 0 {
-		return nil, 0, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
+		return entries, 0, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, live, nil
 }

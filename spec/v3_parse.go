@@ -168,7 +168,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	if decErr != nil && w.hi-w.sumEnd > crcAfterError {
 		// Reading the rest to check the CRC would cost what the slot
 		// declares, not what was decoded (G7).
-		return nil, decErr
+		return nil, withDecoded(decErr, entries)
 	}
 	got, err := w.sumRest("index")
 	if err != nil {
@@ -178,7 +178,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 		return nil, ferr(int64(c.IndexOff), "index crc", uint64(got), ErrChecksum)
 	}
 	if decErr != nil {
-		return nil, decErr
+		return nil, withDecoded(decErr, entries)
 	}
 	f := &V3File{Size: size, Commit: c, PageSize: int(c.PageSize), Entries: entries, LiveBytes: live}
 	f.GarbageBytes = usize - page - c.IndexLen - f.LiveBytes

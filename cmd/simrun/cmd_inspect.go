@@ -34,6 +34,9 @@ type inspectReport struct {
 	// with it (spec.ExecuTorchLoad): its rules are looser than ParseV2's,
 	// and a file it rejects it truncates.
 	ExecuTorch *executorchReport `json:"executorch,omitempty"`
+	// EntriesBeforeError: the file is invalid and Entries are those its
+	// index yielded before the first error (never served by a cache).
+	EntriesBeforeError bool `json:"entries_before_error,omitempty"`
 }
 
 // problem is one failed check, by the name of its sentinel in package spec.
@@ -165,6 +168,23 @@ func (rep *inspectReport) fail(err error) {
 	rep.Error = err.Error()
 	for _, n := range spec.ProblemNames(err) {
 		rep.Problems = append(rep.Problems, problem{Name: n, Message: err.Error()})
+	}
+	// A damaged index lists what it yielded before its first inconsistency:
+	// what an engineer needs to see which entry broke it.
+	var de *spec.DecodedError
+	if errors.As(err, &de) {
+		rep.EntriesBeforeError = true
+		for _, en := range de.Decoded {
+			er := entryReport{
+				Name: en.Key.Name(), Key: en.Key.V2Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
+				Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed, Checksum: "unchecked",
+			}
+			if rep.Format == spec.FormatV2.String() {
+				// As for a valid v2 file: the stored key, no split.
+				er.Name, er.Weight, er.Bias = en.Key.Weight, "", ""
+			}
+			rep.Entries = append(rep.Entries, er)
+		}
 	}
 }
 
@@ -341,7 +361,11 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 		return err
 	}
 	if len(rep.Entries) > 0 {
-		fmt.Fprintf(w, "entries:  %d\n", len(rep.Entries))
+		if rep.EntriesBeforeError {
+			fmt.Fprintf(w, "entries:  %d decoded before the error (not checked against each other; no cache serves them)\n", len(rep.Entries))
+		} else {
+			fmt.Fprintf(w, "entries:  %d\n", len(rep.Entries))
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  KEY (WEIGHT+BIAS)\tWEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
 		for _, en := range rep.Entries {
@@ -351,7 +375,9 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "live:     %d bytes\ngarbage:  %d bytes\n", rep.LiveBytes, rep.GarbageBytes)
+		if !rep.EntriesBeforeError {
+			fmt.Fprintf(w, "live:     %d bytes\ngarbage:  %d bytes\n", rep.LiveBytes, rep.GarbageBytes)
+		}
 	}
 	for _, p := range rep.Problems {
 		if p.Entry != "" {

@@ -176,3 +176,27 @@ func TestInspectExecuTorchVerdict(t *testing.T) {
 	require.False(t, rep.Valid, "xpwc rejects a count mismatch")
 	require.Equal(t, &executorchReport{Accepts: true, Entries: 2}, rep.ExecuTorch)
 }
+
+// TestInspectListsEntriesBeforeTheError: an invalid file lists the entries
+// its index yielded before the first error, and the error names its offset.
+func TestInspectListsEntriesBeforeTheError(t *testing.T) {
+	ws := spectest.Weights(3, 100, 1)
+	file, entries := spectest.BuildV2(4096, ws)
+	// Misalign the third entry's offset: two entries decode, then the error.
+	bad := append([]spec.Entry(nil), entries...)
+	bad[2].Offset++
+	indexStart := uint64(len(file)) - uint64(len(spec.EncodeV2Index(0, entries)))
+	file = append(file[:indexStart], spec.EncodeV2Index(indexStart, bad)...)
+	rep, err := inspect(bytes.NewReader(file), int64(len(file)), "bad", spec.Parser{})
+	require.NoError(t, err)
+	require.False(t, rep.Valid)
+	require.True(t, rep.EntriesBeforeError)
+	require.Len(t, rep.Entries, 2)
+	require.Equal(t, entries[1].Key.Weight, rep.Entries[1].Key)
+	var out bytes.Buffer
+	require.NoError(t, printInspect(&out, rep))
+	require.Contains(t, out.String(), "entries:  2 decoded before the error")
+	require.Contains(t, out.String(), "ErrMisaligned")
+	require.Regexp(t, `at offset [0-9]+`, out.String())
+	require.NotContains(t, out.String(), "live:")
+}
