@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The suite with small bounds: every part runs and prints its rows, and the
@@ -29,4 +32,21 @@ func TestSuiteSmall(t *testing.T) {
 func TestSuiteRejectsArguments(t *testing.T) {
 	code, _, _ := runCmd(t, "--bogus")
 	assert.Equal(t, exitUsage, code)
+}
+
+// TestSuiteDocsMatch: the figures docs/simrun.md gives for the no-command
+// suite's random part are the ones the suite runs.
+func TestSuiteDocsMatch(t *testing.T) {
+	o := defaultSuite()
+	b, err := os.ReadFile("../../docs/simrun.md")
+	require.NoError(t, err)
+	doc := string(b)
+	for _, want := range []string{
+		fmt.Sprintf("random runs of %d steps", o.randomSteps),
+		fmt.Sprintf("%d with one name and %d", o.randomRuns, o.randomRuns/3),
+		fmt.Sprintf("%d on the OS", o.osRuns),
+		fmt.Sprintf("and %d with three\nnames and injected EIO", o.randomRuns/3),
+	} {
+		require.Contains(t, doc, want)
+	}
 }
