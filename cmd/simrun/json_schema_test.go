@@ -57,6 +57,7 @@ func TestJSONSchema(t *testing.T) {
 		{"inspect", v3, "--json"},
 		{"inspect", v2, "--json"},
 		{"kernels", "--json"},
+		{"diff", v3, v3, "--json"},
 		{"explore", "--depth", "3", "--quiet", "--json"},
 		{"random", "--runs", "2", "--steps", "10", "--out", dir, "--json"},
 		{"bench", "--runs", "1", "--relaunches", "1", "--dir", dir, "--json"},

@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"random":  {cmdRandom, "random conformance runs of the cache against the model"},
 		"kernels": {cmdKernels, "list the registered kernels with seed and fingerprint"},
 		"inspect": {cmdInspect, "inspect a cache file"},
+		"diff":    {cmdDiff, "compare two cache files entry by entry (SHA-256 of each entry's bytes)"},
 		"launch":  {cmdLaunch, "launch a model against a cache file"},
 		"bench":   {cmdBench, "benchmark cold and warm launches"},
 	}
