@@ -37,6 +37,8 @@ type inspectReport struct {
 	// EntriesBeforeError: the file is invalid and Entries are those its
 	// index yielded before the first error (never served by a cache).
 	EntriesBeforeError bool `json:"entries_before_error,omitempty"`
+	// Map is every byte range of a valid file, in order (--map).
+	Map []mapRange `json:"map,omitempty"`
 }
 
 // problem is one failed check, by the name of its sentinel in package spec.
@@ -57,6 +59,21 @@ type indexLocation struct {
 	Offset uint64 `json:"offset"`
 	Length uint64 `json:"length"`
 	CRC    string `json:"crc,omitempty"`
+}
+
+type mapRange struct {
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name,omitempty"`
+}
+
+func toMap(rs []spec.Range) []mapRange {
+	out := make([]mapRange, len(rs))
+	for i, r := range rs {
+		out[i] = mapRange{Offset: r.Off, Length: r.Len, Kind: string(r.Kind), Name: r.Name}
+	}
+	return out
 }
 
 type executorchReport struct {
@@ -89,8 +106,9 @@ type entryReport struct {
 // it loads, every entry, and every problem by name. Exit 0 valid, 1 invalid
 // or unreadable, 2 usage.
 func cmdInspect(e *env, args []string) int {
-	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json] [--max-index-bytes N]")
+	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json] [--map] [--max-index-bytes N]")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	withMap := fs.Bool("map", false, "also list every byte range of the file, in order, with what it holds")
 	maxIndex := fs.Uint64("max-index-bytes", spec.DefaultMaxIndexBytes, "longest index to read, in `bytes`; a longer one is reported as ErrIndexTooLarge unread")
 	// Flags may come before or after FILE.
 	rest, ok := parseInterspersed(fs, args)
@@ -113,6 +131,9 @@ func cmdInspect(e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
 		return exitProblem
+	}
+	if !*withMap {
+		rep.Map = nil
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -213,6 +234,7 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
+	rep.Map = toMap(spec.MapV2(v))
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
 	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
 	for _, en := range v.Entries {
@@ -276,6 +298,7 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
+	rep.Map = toMap(spec.MapV3(v))
 	rep.PageSize = v.PageSize
 	rep.Generation = v.Commit.Generation
 	rep.Index = &indexLocation{Offset: v.Commit.IndexOff, Length: v.Commit.IndexLen, CRC: fmt.Sprintf("0x%08x", v.Commit.IndexCRC)}
@@ -384,6 +407,12 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 			fmt.Fprintf(w, "problem:  %s (entry %s): %s\n", p.Name, p.Entry, p.Message)
 		} else {
 			fmt.Fprintf(w, "problem:  %s: %s\n", p.Name, p.Message)
+		}
+	}
+	if len(rep.Map) > 0 {
+		fmt.Fprintf(w, "map:      %d ranges (offset, length, what)\n", len(rep.Map))
+		for _, m := range rep.Map {
+			fmt.Fprintf(w, "  %12d %12d  %-8s %s\n", m.Offset, m.Length, m.Kind, m.Name)
 		}
 	}
 	if et := rep.ExecuTorch; et != nil {

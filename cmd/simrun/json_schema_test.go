@@ -54,7 +54,7 @@ func TestJSONSchema(t *testing.T) {
 	require.NoError(t, os.WriteFile(v2, file, 0o600))
 	runs := [][]string{
 		{"launch", "--cache", v3, "--json"},
-		{"inspect", v3, "--json"},
+		{"inspect", v3, "--json", "--map"},
 		{"inspect", v2, "--json"},
 		{"kernels", "--json"},
 		{"diff", v3, v3, "--json"},

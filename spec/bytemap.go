@@ -1,0 +1,96 @@
+package spec
+
+import "sort"
+
+// RangeKind says what a byte range of a cache file holds.
+type RangeKind string
+
+const (
+	// RangeSlot is a v3 commit slot; RangeHeader the rest of the v3 header
+	// page (zeros).
+	RangeSlot   RangeKind = "slot"
+	RangeHeader RangeKind = "header"
+	// RangeData is a live entry's bytes, RangePadding the bytes after it up
+	// to the next page boundary (or the next range), which alignment
+	// leaves unused.
+	RangeData    RangeKind = "data"
+	RangePadding RangeKind = "padding"
+	// RangeIndex is the committed index: v3's index block; v2's entry
+	// records. RangeFooter is v2's footer.
+	RangeIndex  RangeKind = "index"
+	RangeFooter RangeKind = "footer"
+	// RangeDead is everything else: data of stale or never committed
+	// packings, superseded index blocks and v2 trailers, torn appends.
+	RangeDead RangeKind = "dead"
+)
+
+// Range is one byte range of a cache file: [Off, Off+Len), what it holds,
+// and for data and padding the entry's name.
+type Range struct {
+	Off, Len int64
+	Kind     RangeKind
+	Name     string
+}
+
+// MapV3 lays out a parsed v3 file: its ranges in offset order, contiguous,
+// covering [0, Size) exactly.
+func MapV3(f *V3File) []Range {
+	owned := []Range{
+		{Off: 0, Len: V3SlotSize, Kind: RangeSlot, Name: "slot 0"},
+		{Off: V3SlotSize, Len: V3SlotSize, Kind: RangeSlot, Name: "slot 1"},
+		{Off: 2 * V3SlotSize, Len: int64(f.PageSize) - 2*V3SlotSize, Kind: RangeHeader},
+		{Off: int64(f.Commit.IndexOff), Len: int64(f.Commit.IndexLen), Kind: RangeIndex},
+	}
+	return fill(owned, f.Entries, int64(f.PageSize), f.Size, func(e Entry) string { return e.Key.V2Name() })
+}
+
+// MapV2 lays out a parsed v2 file: its ranges in offset order, contiguous,
+// covering [0, Size) exactly.
+func MapV2(f *V2File) []Range {
+	foot := f.Size - V2FooterSize
+	owned := []Range{
+		{Off: int64(f.IndexStart), Len: foot - int64(f.IndexStart), Kind: RangeIndex},
+		{Off: foot, Len: V2FooterSize, Kind: RangeFooter},
+	}
+	return fill(owned, f.Entries, V2Alignment, f.Size, func(e Entry) string { return e.Key.Weight })
+}
+
+// fill adds the entries' data and padding to the owned ranges and the dead
+// ranges between them. Parsed files have disjoint, in-bounds ranges (the
+// parsers check it), so sorting them gives a partition of the file.
+func fill(owned []Range, entries []Entry, align, size int64, name func(Entry) string) []Range {
+	for _, e := range entries {
+		if e.Size > 0 {
+			owned = append(owned, Range{Off: int64(e.Offset), Len: int64(e.Size), Kind: RangeData, Name: name(e)})
+		}
+	}
+	sort.Slice(owned, func(i, j int) bool { return owned[i].Off < owned[j].Off })
+	var out []Range
+	pos := int64(0)
+	for i, r := range owned {
+		if r.Len <= 0 {
+			continue
+		}
+		if r.Off > pos {
+			out = append(out, Range{Off: pos, Len: r.Off - pos, Kind: RangeDead})
+		}
+		out = append(out, r)
+		pos = r.Off + r.Len
+		if r.Kind == RangeData {
+			// Alignment padding: to the next page boundary, never into
+			// the next range.
+			end := min((pos+align-1)/align*align, size)
+			if i+1 < len(owned) {
+				end = min(end, owned[i+1].Off)
+			}
+			if end > pos {
+				out = append(out, Range{Off: pos, Len: end - pos, Kind: RangePadding, Name: r.Name})
+				pos = end
+			}
+		}
+	}
+	if pos < size {
+		out = append(out, Range{Off: pos, Len: size - pos, Kind: RangeDead})
+	}
+	return out
+}

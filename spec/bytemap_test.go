@@ -1,0 +1,54 @@
+package spec_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
+)
+
+// checkPartition: ranges in order, contiguous, covering the file.
+func checkPartition(t *testing.T, rs []spec.Range, size int64) map[spec.RangeKind]int64 {
+	t.Helper()
+	pos := int64(0)
+	sum := map[spec.RangeKind]int64{}
+	for i, r := range rs {
+		require.Equal(t, pos, r.Off, "range %d %+v leaves a gap or overlaps", i, r)
+		require.Positive(t, r.Len, "range %d", i)
+		pos += r.Len
+		sum[r.Kind] += r.Len
+	}
+	require.Equal(t, size, pos, "ranges sum to the file size")
+	return sum
+}
+
+// TestByteMap: the ranges of v2 and v3 files (one and two saves) partition
+// the file, live data sums to LiveBytes, and dead plus padding is the
+// garbage the parsers report.
+func TestByteMap(t *testing.T) {
+	ws := spectest.Weights(3, 5000, 1)
+	v2, _ := spectest.BuildV2(4096, ws)
+	pv2, err := spec.ParseV2(bytes.NewReader(v2), int64(len(v2)))
+	require.NoError(t, err)
+	sum := checkPartition(t, spec.MapV2(pv2), pv2.Size)
+	require.Equal(t, int64(pv2.LiveBytes), sum[spec.RangeData])
+	require.Equal(t, int64(pv2.GarbageBytes), sum[spec.RangeDead]+sum[spec.RangePadding])
+	require.Equal(t, int64(spec.V2FooterSize), sum[spec.RangeFooter])
+	require.Equal(t, int64(3*(8192-5000)), sum[spec.RangePadding], "5000-byte entries padded to two pages")
+
+	b := spectest.NewV3(4096)
+	b.Save(ws[:2])
+	b.Save(spectest.Weights(3, 700, 2)) // replaces two, adds one: stale data and an old index are dead
+	pv3, err := spec.ParseV3(bytes.NewReader(b.File), int64(len(b.File)))
+	require.NoError(t, err)
+	rs := spec.MapV3(pv3)
+	sum = checkPartition(t, rs, pv3.Size)
+	require.Equal(t, int64(pv3.LiveBytes), sum[spec.RangeData])
+	require.Equal(t, int64(pv3.GarbageBytes), sum[spec.RangeDead]+sum[spec.RangePadding])
+	require.Equal(t, int64(pv3.Commit.IndexLen), sum[spec.RangeIndex])
+	require.Positive(t, sum[spec.RangeDead], "the first save's data and index are dead")
+	require.Equal(t, spec.RangeSlot, rs[0].Kind)
+}
