@@ -41,7 +41,7 @@ func MapV3(f *V3File) []Range {
 		{Off: 2 * V3SlotSize, Len: int64(f.PageSize) - 2*V3SlotSize, Kind: RangeHeader},
 		{Off: int64(f.Commit.IndexOff), Len: int64(f.Commit.IndexLen), Kind: RangeIndex},
 	}
-	return fill(owned, f.Entries, int64(f.PageSize), f.Size, func(e Entry) string { return e.Key.V2Name() })
+	return fill(owned, f.Entries, int64(f.PageSize), 8, f.Size, func(e Entry) string { return e.Key.V2Name() })
 }
 
 // MapV2 lays out a parsed v2 file: its ranges in offset order, contiguous,
@@ -52,13 +52,19 @@ func MapV2(f *V2File) []Range {
 		{Off: int64(f.IndexStart), Len: foot - int64(f.IndexStart), Kind: RangeIndex},
 		{Off: foot, Len: V2FooterSize, Kind: RangeFooter},
 	}
-	return fill(owned, f.Entries, V2Alignment, f.Size, func(e Entry) string { return e.Key.Weight })
+	return fill(owned, f.Entries, V2Alignment, 1, f.Size, func(e Entry) string { return e.Key.Weight })
 }
 
 // fill adds the entries' data and padding to the owned ranges and the dead
 // ranges between them. Parsed files have disjoint, in-bounds ranges (the
 // parsers check it), so sorting them gives a partition of the file.
-func fill(owned []Range, entries []Entry, align, size int64, name func(Entry) string) []Range {
+//
+// Padding is what a rewrite keeps: up to the next page boundary after an
+// entry, since the next entry starts on one; but an entry followed by the
+// index is followed, in a rewrite, by the index at the next indexAlign
+// boundary (8 in v3, none in v2), so only that much of the gap is padding
+// and the rest is dead. Dead bytes are the garbage (Garbage).
+func fill(owned []Range, entries []Entry, align, indexAlign, size int64, name func(Entry) string) []Range {
 	for _, e := range entries {
 		if e.Size > 0 {
 			owned = append(owned, Range{Off: int64(e.Offset), Len: int64(e.Size), Kind: RangeData, Name: name(e)})
@@ -81,7 +87,11 @@ func fill(owned []Range, entries []Entry, align, size int64, name func(Entry) st
 			// the next range.
 			end := min((pos+align-1)/align*align, size)
 			if i+1 < len(owned) {
-				end = min(end, owned[i+1].Off)
+				next := owned[i+1]
+				if next.Kind == RangeIndex {
+					end = min(end, (pos+indexAlign-1)/indexAlign*indexAlign)
+				}
+				end = min(end, next.Off)
 			}
 			if end > pos {
 				out = append(out, Range{Off: pos, Len: end - pos, Kind: RangePadding, Name: r.Name})
@@ -93,4 +103,20 @@ func fill(owned []Range, entries []Entry, align, size int64, name func(Entry) st
 		out = append(out, Range{Off: pos, Len: size - pos, Kind: RangeDead})
 	}
 	return out
+}
+
+// Garbage is the bytes of a file a rewrite would not keep: its dead
+// ranges. The cache's Stats.GarbageBytes does not use it yet: it counts
+// from its own view with the extent rule of impl/cache, which takes the
+// whole page after the last entry of an appended file as padding (a
+// rewrite would put the index right after that entry) and so reports up to
+// a page less (docs/cache.md).
+func Garbage(rs []Range) int64 {
+	var n int64
+	for _, r := range rs {
+		if r.Kind == RangeDead {
+			n += r.Len
+		}
+	}
+	return n
 }

@@ -234,9 +234,10 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
-	rep.Map = toMap(spec.MapV2(v))
+	m := spec.MapV2(v)
+	rep.Map = toMap(m)
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
-	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
+	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
 	for _, en := range v.Entries {
 		rep.Entries = append(rep.Entries, entryReport{
 			Name: en.Key.Weight, Key: en.Key.Weight,
@@ -298,11 +299,12 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
-	rep.Map = toMap(spec.MapV3(v))
+	m := spec.MapV3(v)
+	rep.Map = toMap(m)
 	rep.PageSize = v.PageSize
 	rep.Generation = v.Commit.Generation
 	rep.Index = &indexLocation{Offset: v.Commit.IndexOff, Length: v.Commit.IndexLen, CRC: fmt.Sprintf("0x%08x", v.Commit.IndexCRC)}
-	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, v.GarbageBytes
+	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
 	// A slot passed over for a newer one is a problem worth naming only
 	// when it failed a check, not when it is merely older.
 	for pos, se := range v.SlotErrors {
