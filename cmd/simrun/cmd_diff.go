@@ -162,17 +162,17 @@ func diffFiles(a, b *loadedFile) diffReport {
 func printDiff(w io.Writer, r diffReport) {
 	fmt.Fprintf(w, "a: %s (%s)\nb: %s (%s)\n", r.A, r.FormatA, r.B, r.FormatB)
 	for _, x := range r.Removed {
-		fmt.Fprintf(w, "- %s  seed 0x%08x  %d bytes  sha256 %.16s\n", x.Key, x.Seed, x.Size, x.SHA256)
+		fmt.Fprintf(w, "- %s  seed 0x%08x  %d bytes  sha256 %.16s\n", termSafe(x.Key), x.Seed, x.Size, x.SHA256)
 	}
 	for _, y := range r.Added {
-		fmt.Fprintf(w, "+ %s  seed 0x%08x  %d bytes  sha256 %.16s\n", y.Key, y.Seed, y.Size, y.SHA256)
+		fmt.Fprintf(w, "+ %s  seed 0x%08x  %d bytes  sha256 %.16s\n", termSafe(y.Key), y.Seed, y.Size, y.SHA256)
 	}
 	for _, c := range r.Changed {
 		what := "bytes"
 		if c.SeedChanged {
 			what = fmt.Sprintf("seed 0x%08x -> 0x%08x", c.Before.Seed, c.After.Seed)
 		}
-		fmt.Fprintf(w, "~ %s  %s  %d -> %d bytes  sha256 %.16s -> %.16s\n", c.Key, what, c.Before.Size, c.After.Size, c.Before.SHA256, c.After.SHA256)
+		fmt.Fprintf(w, "~ %s  %s  %d -> %d bytes  sha256 %.16s -> %.16s\n", termSafe(c.Key), what, c.Before.Size, c.After.Size, c.Before.SHA256, c.After.SHA256)
 	}
 	fmt.Fprintf(w, "%d same, %d added, %d removed, %d changed; garbage %d -> %d bytes\n",
 		r.Same, len(r.Added), len(r.Removed), len(r.Changed), r.GarbageBefore, r.GarbageAfter)

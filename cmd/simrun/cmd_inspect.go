@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/xpwc/xpwc/spec"
 )
@@ -341,6 +343,16 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	return nil
 }
 
+// termSafe is s as text output shows it: as is when every rune is
+// printable, else quoted, so that bytes a file holds (an escape sequence in
+// a forged name) never reach a terminal raw. JSON output escapes by itself.
+func termSafe(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // displayName shows a key's name without the NUL separator.
 func displayName(k spec.Key) string {
 	if k.Bias == "" {
@@ -395,7 +407,7 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 		fmt.Fprintln(tw, "  KEY (WEIGHT+BIAS)\tWEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
 		for _, en := range rep.Entries {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
-				en.Key, dash(en.Weight), dash(en.Bias), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
+				termSafe(en.Key), dash(termSafe(en.Weight)), dash(termSafe(en.Bias)), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -406,7 +418,7 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 	}
 	for _, p := range rep.Problems {
 		if p.Entry != "" {
-			fmt.Fprintf(w, "problem:  %s (entry %s): %s\n", p.Name, p.Entry, p.Message)
+			fmt.Fprintf(w, "problem:  %s (entry %s): %s\n", p.Name, termSafe(p.Entry), p.Message)
 		} else {
 			fmt.Fprintf(w, "problem:  %s: %s\n", p.Name, p.Message)
 		}
@@ -414,7 +426,7 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 	if len(rep.Map) > 0 {
 		fmt.Fprintf(w, "map:      %d ranges (offset, length, what)\n", len(rep.Map))
 		for _, m := range rep.Map {
-			fmt.Fprintf(w, "  %12d %12d  %-8s %s\n", m.Offset, m.Length, m.Kind, m.Name)
+			fmt.Fprintf(w, "  %12d %12d  %-8s %s\n", m.Offset, m.Length, m.Kind, termSafe(m.Name))
 		}
 	}
 	if et := rep.ExecuTorch; et != nil {

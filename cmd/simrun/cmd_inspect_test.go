@@ -215,3 +215,19 @@ func TestInspectListsEntriesBeforeTheError(t *testing.T) {
 	require.Regexp(t, `at offset [0-9]+`, out.String())
 	require.NotContains(t, out.String(), "live:")
 }
+
+// TestInspectQuotesBinaryNames: a name holding control bytes (an escape
+// sequence in a forged v2 file, which ParseV2 accepts: only NUL is
+// refused) reaches the text output quoted, never raw.
+func TestInspectQuotesBinaryNames(t *testing.T) {
+	ws := []spectest.Weight{{Key: spec.Key{Weight: "w\x1b[31mred", Seed: 1}, Data: []byte("packed")}}
+	file, _ := spectest.BuildV2(4096, ws)
+	rep, err := inspect(bytes.NewReader(file), int64(len(file)), "esc", spec.Parser{})
+	require.NoError(t, err)
+	require.True(t, rep.Valid)
+	rep.Map = nil
+	var out bytes.Buffer
+	require.NoError(t, printInspect(&out, rep))
+	require.NotContains(t, out.String(), "\x1b")
+	require.Contains(t, out.String(), `"w\x1b[31mred"`)
+}
