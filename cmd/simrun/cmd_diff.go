@@ -88,7 +88,7 @@ func cmdDiff(e *env, args []string) int {
 type loadedFile struct {
 	format  spec.Format
 	entries map[string]diffEntry
-	garbage uint64
+	garbage uint64 // spec.Garbage of its byte map, as inspect reports it
 }
 
 func loadEntries(path string) (*loadedFile, error) {
@@ -109,13 +109,13 @@ func loadEntries(path string) (*loadedFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		entries, lf.garbage = v.Entries, v.GarbageBytes
+		entries, lf.garbage = v.Entries, uint64(spec.Garbage(spec.MapV2(v)))
 	default:
 		v, err := spec.ParseV3(f, size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		entries, lf.garbage = v.Entries, v.GarbageBytes
+		entries, lf.garbage = v.Entries, uint64(spec.Garbage(spec.MapV3(v)))
 	}
 	h := sha256.New()
 	for _, en := range entries {
