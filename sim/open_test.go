@@ -36,27 +36,7 @@ func TestOpenFindingsStillViolate(t *testing.T) {
 	}
 }
 
-// TestOpenDivergencesStillDiffer pins the open divergences of
-// docs/scenarios.md ("Findings not yet resolved"): each sequence in
-// testdata/open-divergences agrees with the cache up to its last op, where
-// model and cache disagree. When a fix makes them agree, this test fails and
-// the sequence moves to testdata/scenarios as a regression.
-func TestOpenDivergencesStillDiffer(t *testing.T) {
-	files, err := filepath.Glob("testdata/open-divergences/*")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			ops, b := openOps(t, path)
-			err := RunOps(Config{Backend: BackendCrashFS}, "", b, ops)
-			var d *DivergenceError
-			require.True(t, errors.As(err, &d), "want a divergence at the last op, got %v", err)
-			assert.Equal(t, len(ops), d.Step)
-		})
-	}
-}
-
-// openOps reads a file of testdata/open or testdata/open-divergences: one
+// openOps reads a file of testdata/open: one
 // op per line (comments and the bounds line aside), run with three names.
 func openOps(t *testing.T, path string) ([]spec.Op, model.Bounds) {
 	t.Helper()

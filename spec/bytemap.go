@@ -106,11 +106,9 @@ func fill(owned []Range, entries []Entry, align, indexAlign, size int64, name fu
 }
 
 // Garbage is the bytes of a file a rewrite would not keep: its dead
-// ranges. The cache's Stats.GarbageBytes does not use it yet: it counts
-// from its own view with the extent rule of impl/cache, which takes the
-// whole page after the last entry of an appended file as padding (a
-// rewrite would put the index right after that entry) and so reports up to
-// a page less (docs/cache.md).
+// ranges. It is the one definition of garbage: simrun inspect and diff
+// report it, and impl/cache counts its Stats.GarbageBytes and decides
+// compaction by the same rule of the file's layout.
 func Garbage(rs []Range) int64 {
 	var n int64
 	for _, r := range rs {

@@ -143,28 +143,30 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 	}
 	idx, off := c.encodeIndex(list, nil, c.w.size)
 	live := c.disk.header + int64(len(idx))
-	for _, e := range list {
-		live += c.extent(e, c.w.align, c.w.size)
+	for _, x := range c.extents(list, c.w.align, off) {
+		live += x
 	}
 	garbage := off + int64(len(idx)) - live
 	return garbage > c.w.align && float64(garbage) > ratio*float64(live)
 }
 
-// extent is the file space an entry takes: its bytes padded to a page,
-// except that the last entry of a rewritten file is followed by the index
-// block, not by padding: its space ends where the index may start. Counting
-// padding that is not on disk as live hid up to a page of garbage, so a
-// file holding more stale packings than live ones could stay uncompacted
-// (G4; sim/testdata/scenarios/conformance-unpadded-last-entry). The
-// compaction check and Stats both count with it, so the garbage Stats
-// reports is the garbage that decides compaction; the index block's
-// alignment gap is the entry's padding, which a rewrite keeps.
-func (c *Cache) extent(e *entry, align, size int64) int64 {
-	r := roundUp(int64(len(e.data)), align)
-	if e.off+r > size {
-		return roundUp(int64(len(e.data)), c.indexAlign())
+// extents is the file space of each entry of list (in file order) by the
+// rule of the file's byte map (spec.MapV3, spec.MapV2): its bytes, then
+// padding to the next page boundary but never into the next entry, and for
+// the entry the index follows only up to the index's alignment (a rewrite
+// puts the index right there), so the garbage the cache counts is the
+// garbage in the file (spec.Garbage).
+func (c *Cache) extents(list []*entry, align, indexOff int64) []int64 {
+	out := make([]int64, len(list))
+	for i, e := range list {
+		end := e.off + int64(len(e.data))
+		next, limit := indexOff, roundUp(end, c.indexAlign())
+		if i+1 < len(list) && list[i+1].off < indexOff {
+			next, limit = list[i+1].off, roundUp(end, align)
+		}
+		out[i] = int64(len(e.data)) + max(min(limit, next)-end, 0)
 	}
-	return r
+	return out
 }
 
 // appendCommit appends the index to the writer's file and commits it; a

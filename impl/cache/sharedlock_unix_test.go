@@ -21,7 +21,7 @@ func TestXpwcReaderDoesNotBlockXpwcWriter(t *testing.T) {
 	if os.Getenv("XPWC_ET_PEER") != "" {
 		t.Skip()
 	}
-	opts := cache.Options{Path: tempPath(t)}
+	opts := cache.Options{Path: tempPath(t), CompactGarbageRatio: -1} // as in TestETWriterLockedOutWhileMapped
 	ks := keys(3, 1)
 	process(t, opts, ks[:2])
 

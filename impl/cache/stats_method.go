@@ -1,6 +1,9 @@
 package cache
 
-import "maps"
+import (
+	"maps"
+	"sort"
+)
 
 // Stats returns a snapshot of the counters and of the space accounting.
 func (c *Cache) Stats() Stats {
@@ -37,12 +40,16 @@ func (c *Cache) space() (size, garbage, padding int64) {
 		return 0, 0, 0
 	}
 	live := c.disk.header + c.disk.indexLen
+	var list []*entry
 	for _, e := range c.byName {
 		if e.place == inFile && e.committed {
-			r := c.extent(e, align, size)
-			live += r
-			padding += r - int64(len(e.data))
+			list = append(list, e)
 		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].off < list[j].off })
+	for i, x := range c.extents(list, align, c.disk.size-c.disk.indexLen) {
+		live += x
+		padding += x - int64(len(list[i].data))
 	}
 	return size, max(size-live, 0), padding
 }
