@@ -66,7 +66,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 			e := &pr.Ents[n]
 			if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
 				idx[n] = e.Rec
-				if d := s.Disk.Idx[n]; d.Identity() == e.Rec.Identity() {
+				if d := s.Disk.Idx[n]; d.Copy() == e.Rec.Copy() {
 					// The index names the bytes in the file at the path,
 					// which the instance re-read when it took the lock;
 					// its own mapping may be of an older file (compacted
@@ -79,7 +79,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	orig := idx
 	garbage := int(s.Disk.Garbage)
 	for n := 0; n < m.b.Names; n++ {
-		if t := pr.Tomb[n]; t != 0 && idx[n].Identity() == t {
+		if t := pr.Tomb[n]; t != 0 && idx[n].Copy() == t {
 			idx[n] = 0
 			garbage++
 			changed = true
@@ -162,7 +162,7 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, cr
 		for n := range idx {
 			e := &pr.Ents[n]
 			held := (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired
-			if idx[n].Present() && held && e.Rec.Identity() == idx[n].Identity() {
+			if idx[n].Present() && held && e.Rec.Copy() == idx[n].Copy() {
 				idx[n] = idx[n]&^recCorrupt | e.Rec&recCorrupt
 			}
 		}
@@ -181,7 +181,7 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, cr
 	s.Disk.Volatile = 0 // the commit's fdatasync made every appended byte durable
 	s.GhostValid = true
 	for n := range idx {
-		s.Ghost[n] = idx[n].Identity()
+		s.Ghost[n] = idx[n].Key()
 	}
 	o.Result.Wrote = true
 	o.Events |= EvtCommit

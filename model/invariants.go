@@ -125,7 +125,7 @@ func commitSurvives(_ Bounds, t Transition) bool {
 		return false
 	}
 	for n := range s.Ghost {
-		if s.Disk.Idx[n].Identity() != s.Ghost[n] {
+		if s.Disk.Idx[n].Key() != s.Ghost[n] {
 			return false
 		}
 	}

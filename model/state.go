@@ -24,8 +24,9 @@ type State struct {
 	Ghost      [maxNames]Rec
 }
 
-// Rec is the identity of one packing: present, the kernel and source
-// versions it was packed with, and whether its bytes are still intact.
+// Rec is one committed copy of a packing: present, the kernel and source
+// versions it was packed with, which copy it is, and whether its bytes are
+// still intact.
 type Rec uint8
 
 const (
@@ -34,6 +35,14 @@ const (
 	recSource      // source version (0 or 1)
 	recCorrupt     // bytes changed after packing
 	recLate        // changed after this instance checked them (instances only)
+
+	// The copy label: every packing written to the file is a new copy, with a
+	// label no other record of its name holds (newCopy), and a compaction
+	// keeps it. Only equality of labels means anything, so Step renumbers
+	// them (canonicalCopies). A re-pack of a copy a foreign write changed has
+	// the same key as that copy; the label is what tells them apart (G3).
+	recCopyShift     = 5
+	recCopy      Rec = 7 << recCopyShift
 )
 
 func mkRec(kernel, source uint8) Rec {
@@ -50,8 +59,22 @@ func mkRec(kernel, source uint8) Rec {
 // Present reports whether the record holds a packing.
 func (r Rec) Present() bool { return r&recPresent != 0 }
 
-// Identity is the record without its integrity bits: what a key compares.
-func (r Rec) Identity() Rec { return r & (recPresent | recKernel | recSource) }
+// Key is the record without its copy label and integrity bits: what a
+// look-up compares.
+func (r Rec) Key() Rec { return r & (recPresent | recKernel | recSource) }
+
+// Copy is the record without its integrity bits: which committed copy it is.
+// Tombstones and a refresh compare copies, not keys.
+func (r Rec) Copy() Rec { return r & (recPresent | recKernel | recSource | recCopy) }
+
+// Content is the record without its copy label: what a file's index and
+// bytes say of the name, to compare with a real file, whose copy identities
+// are not labels.
+func (r Rec) Content() Rec { return r &^ recCopy }
+
+func (r Rec) label() uint8 { return uint8(r&recCopy) >> recCopyShift }
+
+func (r Rec) withLabel(l uint8) Rec { return r&^recCopy | Rec(l)<<recCopyShift }
 
 // Packing is the record in the spec's vocabulary.
 func (r Rec) Packing() spec.Packing {
@@ -223,6 +246,9 @@ func (r Rec) String() string {
 		return "-"
 	}
 	s := fmt.Sprintf("k%ds%d", b2u(r&recKernel != 0), b2u(r&recSource != 0))
+	if l := r.label(); l != 0 {
+		s += fmt.Sprintf("#%d", l)
+	}
 	if r&recCorrupt != 0 {
 		s += "!"
 	}

@@ -14,6 +14,15 @@ func Step(d *Design, b Bounds, s State, op spec.Op) []Outcome {
 
 // StepAppend is Step appending to dst, so the explorer reuses one buffer.
 func StepAppend(dst []Outcome, d *Design, b Bounds, s *State, op spec.Op) []Outcome {
+	start := len(dst)
+	dst = stepAppend(dst, d, b, s, op)
+	for i := start; i < len(dst); i++ {
+		canonicalCopies(&dst[i].Next)
+	}
+	return dst
+}
+
+func stepAppend(dst []Outcome, d *Design, b Bounds, s *State, op spec.Op) []Outcome {
 	if !inBounds(b, op) {
 		return dst
 	}
@@ -99,5 +108,5 @@ func (m machine) invalidateFor(s *State, mask uint8) {
 
 // current reports whether r is the packing the environment wants now for n.
 func current(e *Env, n int, r Rec) bool {
-	return r.Identity() == mkRec(e.Kernel, e.Src[n])
+	return r.Key() == mkRec(e.Kernel, e.Src[n])
 }

@@ -123,7 +123,7 @@ func (m machine) foreign(o *Outcome, op spec.Op) bool {
 		for p := range s.Procs {
 			e := &s.Procs[p].Ents[op.Name]
 			shared := e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted
-			if shared && e.CurIno && e.Rec.Identity() == r.Identity() {
+			if shared && e.CurIno && e.Rec.Copy() == r.Copy() {
 				e.Rec |= recCorrupt
 				if e.Verified {
 					e.Rec |= recLate

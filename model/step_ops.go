@@ -102,7 +102,7 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 	for n := 0; n < m.b.Names; n++ {
 		r, e := idx[n], &pr.Ents[n]
 		fileBacked := e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted
-		if fileBacked && !e.Retired && e.Rec.Identity() != r.Identity() {
+		if fileBacked && !e.Retired && e.Rec.Copy() != r.Copy() {
 			if e.Hold != 0 {
 				e.Retired = true
 			} else {
@@ -110,7 +110,7 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 			}
 		}
 		if t := pr.Tomb[n]; t != 0 {
-			if r.Identity() == t {
+			if r.Copy() == t {
 				continue // still listed: this instance's next commit drops it
 			}
 			pr.Tomb[n] = 0 // gone or replaced by another writer
@@ -128,7 +128,7 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		// committed regions a second time.
 		for n := 0; n < m.b.Names; n++ {
 			e := &pr.Ents[n]
-			if e.Status == spec.EntryCommitted && e.CurIno && e.Rec.Identity() == idx[n].Identity() {
+			if e.Status == spec.EntryCommitted && e.CurIno && e.Rec.Copy() == idx[n].Copy() {
 				e.Maps++
 			}
 		}
@@ -162,7 +162,7 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		return false
 	}
 	want := mkRec(pr.Kernel, pr.Src[n])
-	have := e.Rec.Identity()
+	have := e.Rec.Key()
 	if m.d.NoSeed {
 		// v1: the key is the name; the layout the bytes have is not asked.
 		want &^= recKernel
@@ -205,7 +205,7 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 			// what the next one will load, so it is not the launch after
 			// which every launch hits (G3; found by random lockstep runs
 			// with an early compaction before a foreign write).
-			if d := o.Next.Disk.Idx[n]; o.Next.Disk.State != DiskValid || d.Identity() != e.Rec.Identity() || d&recCorrupt != 0 {
+			if d := o.Next.Disk.Idx[n]; o.Next.Disk.State != DiskValid || d.Copy() != e.Rec.Copy() || d&recCorrupt != 0 {
 				pr.Clean = false
 			}
 		}
@@ -214,7 +214,7 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		}
 		return true
 	}
-	if e.Rec.Present() && e.Rec.Identity() != mkRec(pr.Kernel, pr.Src[n]) {
+	if e.Rec.Present() && e.Rec.Key() != mkRec(pr.Kernel, pr.Src[n]) {
 		o.Events |= EvtStaleMiss
 	}
 	e.Step = stepMissed
@@ -266,7 +266,7 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 		return false
 	}
 	want := mkRec(pr.Kernel, pr.Src[n])
-	if e.Rec.Present() && !e.Retired && e.Rec == want {
+	if e.Rec.Present() && !e.Retired && e.Rec&^recCopy == want {
 		// The same packing arrived meanwhile (the reservation re-read a
 		// commit of another process): the bytes compare equal, the
 		// existing entry is kept and the reservation is garbage (G4).
@@ -291,6 +291,7 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 	}
 	if e.Place == spec.PlaceFile {
 		ne.Status, ne.Maps, ne.CurIno = spec.EntryAppended, 1, true
+		ne.Rec = want.withLabel(newCopy(&o.Next, n))
 	}
 	*e = ne
 	return true
@@ -382,7 +383,7 @@ func (m machine) invalidate(o *Outcome, p spec.Proc, n spec.Name) bool {
 func tombstone(pr *Proc, n int) {
 	e := &pr.Ents[n]
 	if (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired {
-		pr.Tomb[n] = e.Rec.Identity()
+		pr.Tomb[n] = e.Rec.Copy()
 	}
 }
 

@@ -12,24 +12,28 @@ import (
 // explorer visits one state of each pair, the canonical one.
 
 // Canonical returns the representative of s and its mirror image, and
-// whether it swapped the processes to get it.
+// whether it swapped the processes to get it. Swapping reorders the records
+// copy labels are numbered by, so the mirror image is renumbered before the
+// two are compared.
 func (s State) Canonical() (State, bool) {
-	if !procLess(&s.Procs[1], &s.Procs[0]) {
+	t := s
+	t.Procs[0], t.Procs[1] = t.Procs[1], t.Procs[0]
+	switch t.Disk.Lock {
+	case 1:
+		t.Disk.Lock = 2
+	case 2:
+		t.Disk.Lock = 1
+	}
+	canonicalCopies(&t)
+	if !procsLess(&t.Procs, &s.Procs) {
 		return s, false
 	}
-	s.Procs[0], s.Procs[1] = s.Procs[1], s.Procs[0]
-	switch s.Disk.Lock {
-	case 1:
-		s.Disk.Lock = 2
-	case 2:
-		s.Disk.Lock = 1
-	}
-	return s, true
+	return t, true
 }
 
-// procLess orders processes by their bytes. Proc holds only one-byte fields
-// (TestProcHasNoPadding), so equal processes have equal bytes.
-func procLess(a, b *Proc) bool {
+// procsLess orders process pairs by their bytes. Proc holds only one-byte
+// fields (TestProcHasNoPadding), so equal processes have equal bytes.
+func procsLess(a, b *[maxProcs]Proc) bool {
 	return bytes.Compare(rawmem.Bytes(a), rawmem.Bytes(b)) < 0
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// procLess compares bytes: padding would make equal processes compare
+// procsLess compares bytes: padding would make equal processes compare
 // unequal. One-byte alignment means there is none.
 func TestProcHasNoPadding(t *testing.T) {
 	assert.Equal(t, uintptr(1), unsafe.Alignof(Proc{}))

@@ -141,7 +141,7 @@ func DescribeDisk(b model.Bounds, d model.Disk) string {
 func describeIdx(b model.Bounds, idx []model.Rec) string {
 	var w []string
 	for n := 0; n < b.Names; n++ {
-		w = append(w, fmt.Sprintf("%s=%s", spec.Name(n), idx[n]))
+		w = append(w, fmt.Sprintf("%s=%s", spec.Name(n), idx[n].Content()))
 	}
 	return strings.Join(w, " ")
 }

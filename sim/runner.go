@@ -375,7 +375,7 @@ func describeModelProc(b model.Bounds, p int, pr *model.Proc) string {
 			continue
 		}
 		st := [...]string{"absent", "loaded", "appended", "committed", "heap"}[e.Status]
-		x := fmt.Sprintf("%s=%s/%s", spec.Name(n), e.Rec, st)
+		x := fmt.Sprintf("%s=%s/%s", spec.Name(n), e.Rec.Content(), st)
 		if e.Retired {
 			x += "/retired"
 		}

@@ -19,6 +19,12 @@ type Entry struct {
 	// CRC is the CRC32C (Castagnoli) of the Size data bytes (v3; 0 in v2).
 	// Parsers do not read data; VerifyEntryData checks it (G1).
 	CRC uint32
+	// CopyID names this copy of the packing (v3; 0 in v2). A writer gives
+	// every packing it writes a new one and a compaction carries it over, so
+	// a re-pack never shares it with the copy it replaces even when key,
+	// size and CRC are equal: the re-pack of a copy a foreign write changed
+	// has the intact bytes' CRC, which is the one the index lists (G3).
+	CopyID uint64
 }
 
 // End is the offset one past the entry's last data byte. The parsers reject

@@ -17,8 +17,11 @@ import "encoding/binary"
 // power loss tearing the slot write at sector granularity can destroy only
 // the slot being written, never the previous commit.
 const (
-	// V3Version is the format version recorded in every commit slot.
-	V3Version uint32 = 3
+	// V3Version is the format version recorded in every commit slot. Version
+	// 4 added copy_id to index entries; a file of another version is
+	// reported with a *VersionError and rebuilt, never read with the wrong
+	// entry layout.
+	V3Version uint32 = 4
 	// V3SlotSize is the size of one commit slot: one disk sector.
 	V3SlotSize = 512
 	// MinPageSize and MaxPageSize bound the writer page size a v3 file may

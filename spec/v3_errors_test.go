@@ -18,6 +18,7 @@ func rawV3Entry(name string, off, size uint64) []byte {
 	b = le.AppendUint64(b, size)
 	b = le.AppendUint64(b, 0xF1F2F3F4F5F6F7F8) // fingerprint
 	b = le.AppendUint64(b, 0x5050505050505050) // source
+	b = le.AppendUint64(b, 0xC0B1C0B1C0B1C0B1) // copy id
 	b = le.AppendUint32(b, 0x5EED)             // seed
 	b = le.AppendUint32(b, 0xC0C0C0C0)         // data crc
 	b = le.AppendUint32(b, uint32(len(name)))
@@ -67,7 +68,7 @@ func v3File(dataPages int, index []byte, slot1 func(off uint64, idx []byte) []by
 	if slot1 != nil {
 		s = slot1(off, index)
 	} else {
-		s = rawSlot(3, page, 1, off, uint64(len(index)), spec.CRC32C(index))
+		s = rawSlot(4, page, 1, off, uint64(len(index)), spec.CRC32C(index))
 	}
 	copy(f[512:], s)
 	return f
@@ -77,14 +78,14 @@ func v3File(dataPages int, index []byte, slot1 func(off uint64, idx []byte) []by
 func TestV3ByteLayout(t *testing.T) {
 	e := spec.Entry{
 		Key:    spec.Key{Weight: "w1", Bias: "b", Seed: 0x5EED, Fingerprint: 0xF1F2F3F4F5F6F7F8, Source: 0x5050505050505050},
-		Offset: 8192, Size: 300, CRC: 0xC0C0C0C0,
+		Offset: 8192, Size: 300, CRC: 0xC0C0C0C0, CopyID: 0xC0B1C0B1C0B1C0B1,
 	}
 	want := rawV3Index(1, rawV3Entry("w1\x00b", 8192, 300))
 	require.Equal(t, want, spec.EncodeV3Index([]spec.Entry{e}))
-	require.Len(t, want, 16+48)
+	require.Len(t, want, 16+56)
 
 	c := spec.Commit{Generation: 7, IndexOff: 12288, IndexLen: 64, IndexCRC: 0xDEADBEEF, PageSize: 16384}
-	require.Equal(t, rawSlot(3, 16384, 7, 12288, 64, 0xDEADBEEF), spec.EncodeCommitSlot(c))
+	require.Equal(t, rawSlot(4, 16384, 7, 12288, 64, 0xDEADBEEF), spec.EncodeCommitSlot(c))
 	assert.Equal(t, int64(512), spec.CommitSlotOffset(7))
 	assert.Equal(t, int64(0), spec.CommitSlotOffset(8))
 	got, err := spec.ParseCommitSlot(spec.EncodeCommitSlot(c), 1)
@@ -100,7 +101,7 @@ func TestV3Errors(t *testing.T) {
 	ok := func(es ...[]byte) []byte { return v3File(2, rawV3Index(uint64(len(es)), es...), nil) }
 	slot := func(edit func(s []byte)) []byte {
 		return v3File(2, rawV3Index(1, one), func(off uint64, idx []byte) []byte {
-			s := rawSlot(3, page, 1, off, uint64(len(idx)), spec.CRC32C(idx))
+			s := rawSlot(4, page, 1, off, uint64(len(idx)), spec.CRC32C(idx))
 			edit(s)
 			return s
 		})
@@ -112,8 +113,8 @@ func TestV3Errors(t *testing.T) {
 			return spec.EncodeCommitSlot(c)
 		})
 	}
-	badPad := rawV3Entry("w\x00", page, 1) // 44 + 2 name bytes + 2 padding
-	badPad[47] = 1
+	badPad := rawV3Entry("w\x00", page, 1) // 52 + 2 name bytes + 2 padding
+	badPad[55] = 1
 	longName := string(bytes.Repeat([]byte{'n'}, 100)) + "\x00"
 	cases := []struct {
 		name string
@@ -123,7 +124,8 @@ func TestV3Errors(t *testing.T) {
 		{"shorter than two slots", make([]byte, 1023), spec.ErrTooSmall},
 		{"shorter than the recorded page", slot(func(s []byte) { le.PutUint32(s[12:], 64<<10); fixSlot(s) }), spec.ErrTooSmall},
 		{"both slots bad magic", bytes.Repeat([]byte{0xCC}, 8192), spec.ErrBadMagic},
-		{"slot version 4", slot(func(s []byte) { le.PutUint32(s[8:], 4); fixSlot(s) }), spec.ErrUnsupportedVersion},
+		{"slot version 5", slot(func(s []byte) { le.PutUint32(s[8:], 5); fixSlot(s) }), spec.ErrUnsupportedVersion},
+		{"slot version 3 (entries without copy_id)", slot(func(s []byte) { le.PutUint32(s[8:], 3); fixSlot(s) }), spec.ErrUnsupportedVersion},
 		{"slot crc", slot(func(s []byte) { s[30] ^= 1 }), spec.ErrChecksum},
 		{"slot torn to zeros", slot(func(s []byte) { clear(s[100:]) }), spec.ErrChecksum},
 		{"page size 2048", slot(func(s []byte) { le.PutUint32(s[12:], 2048); fixSlot(s) }), spec.ErrBadPageSize},
@@ -147,7 +149,7 @@ func TestV3Errors(t *testing.T) {
 		{"trailing zeros", v3File(2, append(rawV3Index(1, one), make([]byte, 8)...), nil), spec.ErrTrailingBytes},
 		{"non-zero padding", v3File(2, rawV3Index(1, badPad), nil), spec.ErrTrailingBytes},
 		{"partial entry", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1), two[:40]), nil), spec.ErrEntryOutOfBounds},
-		{"name_len past index", v3File(2, rawV3Index(1, append(rawV3Entry("w\x00", page, 1)[:40], 0xFF, 0xFF, 0xFF, 0xFF, 'w', 0, 0, 0)), nil), spec.ErrEntryOutOfBounds},
+		{"name_len past index", v3File(2, rawV3Index(1, append(rawV3Entry("w\x00", page, 1)[:48], 0xFF, 0xFF, 0xFF, 0xFF, 'w', 0, 0, 0)), nil), spec.ErrEntryOutOfBounds},
 		{"data past end of file", ok(rawV3Entry("w\x00", page, 1<<20)), spec.ErrEntryOutOfBounds},
 		{"size overflows", ok(rawV3Entry("w\x00", page, 1<<64-1)), spec.ErrEntryOutOfBounds},
 		{"offset past end of file", ok(rawV3Entry("w\x00", 1<<40, 0)), spec.ErrEntryOutOfBounds},
@@ -180,20 +182,23 @@ func TestV3Errors(t *testing.T) {
 	}
 }
 
-// TestV3VersionErrorReachable: a file from a newer writer is reported with
-// the version it carries, not only as "no commit".
+// TestV3VersionErrorReachable: a file from a newer writer, or from an older
+// one whose entries lack copy_id, is reported with the version it carries,
+// not only as "no commit", and is never read with the wrong entry layout.
 func TestV3VersionErrorReachable(t *testing.T) {
-	f := spec.EncodeV3Header(4096)
-	for pos := range 2 {
-		s := f[pos*512 : pos*512+512]
-		le.PutUint32(s[8:], 4)
-		fixSlot(s)
+	for _, v := range []uint32{3, 5} {
+		f := spec.EncodeV3Header(4096)
+		for pos := range 2 {
+			s := f[pos*512 : pos*512+512]
+			le.PutUint32(s[8:], v)
+			fixSlot(s)
+		}
+		_, err := parseV3(f)
+		var ve *spec.VersionError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, spec.VersionError{Got: v, Want: 4}, *ve)
+		assert.ErrorIs(t, err, spec.ErrNoCommit)
 	}
-	_, err := parseV3(f)
-	var ve *spec.VersionError
-	require.ErrorAs(t, err, &ve)
-	assert.Equal(t, spec.VersionError{Got: 4, Want: 3}, *ve)
-	assert.ErrorIs(t, err, spec.ErrNoCommit)
 }
 
 func TestProblemNames(t *testing.T) {

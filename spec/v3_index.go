@@ -8,8 +8,9 @@ import (
 // A v3 index block: a 16-byte header (magic, entry count u64) followed by
 // count entries, each
 //
-//	offset u64 | size u64 | fingerprint u64 | source u64 | seed u32 | crc u32 |
-//	name_len u32 | name (weight NUL bias) | zero padding to a multiple of 8
+//	offset u64 | size u64 | fingerprint u64 | source u64 | copy_id u64 |
+//	seed u32 | crc u32 | name_len u32 | name (weight NUL bias) |
+//	zero padding to a multiple of 8
 //
 // Fixed fields come first and every entry starts 8-aligned, so a reader on a
 // strict-alignment machine can decode the block in place from a mapping.
@@ -17,7 +18,7 @@ const (
 	// V3IndexHeaderSize is the size of the index block header.
 	V3IndexHeaderSize = 16
 	// V3EntryFixedSize is the size of an entry without name and padding.
-	V3EntryFixedSize = 8 + 8 + 8 + 8 + 4 + 4 + 4
+	V3EntryFixedSize = 8 + 8 + 8 + 8 + 8 + 4 + 4 + 4
 	// V3MinEntrySize is the smallest encoded entry: a one-byte weight name
 	// and its separator, padded. It bounds the count a block can hold.
 	V3MinEntrySize = (V3EntryFixedSize + 2 + 7) &^ 7
@@ -45,6 +46,7 @@ func EncodeV3Index(entries []Entry) []byte {
 		b = le.AppendUint64(b, e.Size)
 		b = le.AppendUint64(b, e.Key.Fingerprint)
 		b = le.AppendUint64(b, e.Key.Source)
+		b = le.AppendUint64(b, e.CopyID)
 		b = le.AppendUint32(b, e.Key.Seed)
 		b = le.AppendUint32(b, e.CRC)
 		b = le.AppendUint32(b, uint32(len(e.Key.Weight)+len(NameSeparator)+len(e.Key.Bias)))
@@ -133,17 +135,18 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		e.Size = le.Uint64(b[8:])
 		e.Key.Fingerprint = le.Uint64(b[16:])
 		e.Key.Source = le.Uint64(b[24:])
-		e.Key.Seed = le.Uint32(b[32:])
-		e.CRC = le.Uint32(b[36:])
+		e.CopyID = le.Uint64(b[32:])
+		e.Key.Seed = le.Uint32(b[40:])
+		e.CRC = le.Uint32(b[44:])
 		// name_len is checked against the bytes actually left before it is
 		// used for anything, in int64 so that no value can wrap (the 32-bit
 		// wrap of ExecuTorch's bounds arithmetic, §8 item 3).
-		nameLen := int64(le.Uint32(b[40:]))
+		nameLen := int64(le.Uint32(b[48:]))
 		if nameLen > rest-V3EntryFixedSize {
-			return entries[:good], 0, ferr(pos+40, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
+			return entries[:good], 0, ferr(pos+48, "name_len", uint64(nameLen), ErrEntryOutOfBounds)
 		}
 		if nameLen > 2*MaxNameLen+1 {
-			return entries[:good], 0, ferr(pos+40, "name_len", uint64(nameLen), ErrBadName)
+			return entries[:good], 0, ferr(pos+48, "name_len", uint64(nameLen), ErrBadName)
 		}
 		size := int64(v3EntrySize(int(nameLen)))
 		if size > rest {

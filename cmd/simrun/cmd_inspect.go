@@ -99,6 +99,9 @@ type entryReport struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Source      string `json:"source,omitempty"`
 	CRC         string `json:"crc,omitempty"`
+	// CopyID names this copy of the packing (v3): a re-pack has another
+	// one even when its bytes, and so its CRC, equal the copy it replaced.
+	CopyID string `json:"copy_id,omitempty"`
 	// Checksum is "ok" or "mismatch" for v3 data, "none" for v2, which has
 	// no data checksums (what v2 gives up against G1).
 	Checksum string `json:"checksum"`
@@ -323,6 +326,7 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 			Fingerprint: fmt.Sprintf("0x%016x", en.Key.Fingerprint),
 			Source:      fmt.Sprintf("0x%016x", en.Key.Source),
 			CRC:         fmt.Sprintf("0x%08x", en.CRC),
+			CopyID:      fmt.Sprintf("0x%016x", en.CopyID),
 			Checksum:    "ok",
 		}
 		if err := spec.VerifyEntryData(r, en); err != nil {

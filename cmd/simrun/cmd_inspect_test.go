@@ -43,7 +43,7 @@ func TestInspectV3Valid(t *testing.T) {
 
 	code, out, errOut := runInspect(t, path)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "format:   v3 (version 3)")
+	assert.Contains(t, out, "format:   v3 (version 4)")
 	assert.Contains(t, out, "page:     16384 bytes")
 	assert.Contains(t, out, "layers.1.attention.wq.weight")
 	assert.Contains(t, out, "result:   valid")
@@ -55,7 +55,7 @@ func TestInspectV3Valid(t *testing.T) {
 		rep := decodeReport(t, out)
 		assert.True(t, rep.Valid)
 		assert.Equal(t, "v3", rep.Format)
-		assert.Equal(t, uint32(3), rep.Version)
+		assert.Equal(t, uint32(4), rep.Version)
 		assert.Equal(t, 16384, rep.PageSize)
 		assert.Equal(t, uint64(2), rep.Generation)
 		assert.Empty(t, rep.Error)
@@ -120,9 +120,9 @@ func TestInspectInvalid(t *testing.T) {
 		{"0xCC", "unknown", bytes.Repeat([]byte{0xCC}, 1024), []string{"ErrBadMagic"}, 0},
 		{"empty", "unknown", nil, []string{"ErrTooSmall"}, 0},
 		{"v1", "v2", v1, []string{"ErrUnsupportedVersion"}, 1},
-		{"never committed", "v3", spec.EncodeV3Header(4096), []string{"ErrNoCommit"}, 3},
-		{"data rot", "v3", rotted, []string{"ErrChecksum"}, 3},
-		{"index rot", "v3", indexRot, []string{"ErrChecksum"}, 3},
+		{"never committed", "v3", spec.EncodeV3Header(4096), []string{"ErrNoCommit"}, 4},
+		{"data rot", "v3", rotted, []string{"ErrChecksum"}, 4},
+		{"index rot", "v3", indexRot, []string{"ErrChecksum"}, 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

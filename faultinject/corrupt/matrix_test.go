@@ -160,10 +160,10 @@ func v3Fields(fx v3Fixture) []Field {
 	fs = append(fs, Field{"index magic", fx.index2, 8}, Field{"index count", fx.index2 + 8, 8})
 	pos := fx.index2 + spec.V3IndexHeaderSize
 	for range fx.gen2 {
-		nameLen := int(le.Uint32(fx.file[pos+40:]))
+		nameLen := int(le.Uint32(fx.file[pos+48:]))
 		fs = append(fs, Field{"offset", pos, 8}, Field{"size", pos + 8, 8}, Field{"fingerprint", pos + 16, 8},
-			Field{"source", pos + 24, 8}, Field{"seed", pos + 32, 4}, Field{"crc", pos + 36, 4},
-			Field{"name_len", pos + 40, 4})
+			Field{"source", pos + 24, 8}, Field{"copy_id", pos + 32, 8}, Field{"seed", pos + 40, 4},
+			Field{"crc", pos + 44, 4}, Field{"name_len", pos + 48, 4})
 		pos += (spec.V3EntryFixedSize + nameLen + 7) &^ 7
 	}
 	return fs
@@ -349,7 +349,7 @@ func TestHugeDeclaredCountsAllocateBounded(t *testing.T) {
 		{"v3 index count 2^60", v3fx.file, v3fx.index2 + 8, 1 << 60, 8, true},
 		{"v3 index count 2^32", v3fx.file, v3fx.index2 + 8, 1 << 32, 8, true},
 		{"v3 index length 2^40", v3fx.file, spec.V3SlotSize + 32, 1 << 40, 8, true},
-		{"v3 name_len max", v3fx.file, v3fx.index2 + 16 + 40, 1<<32 - 1, 4, true},
+		{"v3 name_len max", v3fx.file, v3fx.index2 + 16 + 48, 1<<32 - 1, 4, true},
 	}
 	for _, m := range muts {
 		t.Run(m.name, func(t *testing.T) {

@@ -40,6 +40,10 @@ type entry struct {
 	key  spec.Key
 	data []byte // len == size; capacity clipped so appends cannot spill
 	crc  uint32 // CRC32C of data (v3); 0 in v2
+	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
+	// new for every packing this cache writes, carried over from the file
+	// for loaded ones. 0 for v2 and heap entries.
+	copyID uint64
 	// v2Key is set for entries read from a v2 file: only the concatenated
 	// name and the seed are known, so look-ups compare only those.
 	v2Key bool
@@ -110,7 +114,7 @@ type Cache struct {
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
-	tombstones map[entryName]spec.Key
+	tombstones map[entryName]tombstone
 	// carriedNames are the names (as the file of the other format gives
 	// them) of the entries carried over from it, so a later merge of the
 	// same file does not carry them twice.
@@ -179,7 +183,7 @@ func Open(opts Options) (*Cache, error) {
 		byName:       map[entryName]*entry{},
 		handles:      map[uint64]*entry{},
 		programs:     map[string]map[uint64]struct{}{},
-		tombstones:   map[entryName]spec.Key{},
+		tombstones:   map[entryName]tombstone{},
 		carriedNames: map[entryName]struct{}{},
 		missReason:   map[entryName]RepackReason{},
 		reservations: map[*byte]*reservation{},
@@ -312,11 +316,30 @@ func (c *Cache) unindex(e *entry) {
 	}
 	e.indexed = false
 	if e.committed {
-		c.tombstones[n] = e.key
+		c.tombstones[n] = tombstone{key: e.key, copyID: e.copyID}
 		e.committed = false
 	}
 	e.persist = false
 	c.releaseIfUnused(e)
+}
+
+// tombstone is the committed copy an unindexed entry was: the next commit
+// drops it from the file if the file still lists that very copy.
+type tombstone struct {
+	key    spec.Key
+	copyID uint64
+}
+
+// newCopyID returns a copy identity for a packing about to be written to a
+// v3 file. It is random rather than counted so that it stays unique across
+// files: a file replaced or recreated at the path starts no sequence again
+// that could meet a tombstone or a mapping of the file before it.
+func newCopyID() uint64 {
+	for {
+		if id := rand.Uint64(); id != 0 {
+			return id
+		}
+	}
 }
 
 // releaseIfUnused forgets an entry nobody can reach any more.

@@ -195,9 +195,20 @@ func (c *Cache) sameKey(fromFile, k spec.Key) bool {
 	return fromFile == k
 }
 
-// sameData reports whether committed entry d is the bytes e already holds.
+// sameData reports whether committed entry d is the copy e already holds.
+// In v3 the copy identity decides: a re-pack of a copy whose bytes a foreign
+// write changed has the same key, size and CRC as that copy, and an
+// instance that kept its mapping of the changed bytes would catch the
+// corruption a second time (G3). A v2 file records no copy identity, so a
+// v2 cache can compare only what is there (docs/guarantees.md, G3).
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	return c.sameKey(d.Key, e.key) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+	return c.sameCopy(d.Key, d.CopyID, e.key, e.copyID) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+}
+
+// sameCopy reports whether a committed copy read from the file (key fk,
+// copy fc) is the copy this cache knows as k, c.
+func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
+	return c.sameKey(fk, k) && (c.opts.Format == spec.FormatV2 || fc == id)
 }
 
 // merge makes the index agree with the newest commit cf (nil: the file has
@@ -215,12 +226,12 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 			disk[c.name(d.Key)] = d
 		}
 	}
-	for n, k := range c.tombstones {
+	for n, t := range c.tombstones {
 		d, ok := disk[n]
 		switch {
 		case !ok:
 			delete(c.tombstones, n) // someone else dropped it already
-		case c.sameKey(d.Key, k):
+		case c.sameCopy(d.Key, d.CopyID, t.key, t.copyID):
 			delete(disk, n) // still listed: our next commit drops it
 		default:
 			delete(c.tombstones, n) // replaced by another writer
@@ -284,7 +295,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		c.nextID++
 		e.id, e.key, e.data = c.nextID, d.Key, mem[d.Offset:d.End():d.End()]
 		c.handles[e.id] = e
-		e.place, e.off, e.crc = inFile, int64(d.Offset), d.CRC
+		e.place, e.off, e.crc, e.copyID = inFile, int64(d.Offset), d.CRC, d.CopyID
 		e.committed, e.persist = true, true
 		e.v2Key = cf.format == spec.FormatV2
 		if c.otherFormat(cf) {

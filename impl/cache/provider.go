@@ -82,6 +82,7 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	}
 	delete(c.byName, v2)
 	e.key, e.v2Key, e.crc, e.verified = k, false, crc, true
+	e.copyID = newCopyID() // first written to a v3 file by the next commit
 	c.index(e)
 	return e
 }
@@ -195,6 +196,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	}
 	if e.place == inFile && c.opts.Format == spec.FormatV3 {
 		e.crc = spec.CRC32C(data)
+		e.copyID = newCopyID()
 	}
 	e.verified = true
 	if k.Weight != "" {

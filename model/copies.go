@@ -1,0 +1,58 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// Copy labels stand for the cache's copy identities (spec.Entry.CopyID): a
+// writer gives every packing it writes to the file a new identity, so two
+// records of a name are the same copy only if one was read or carried from
+// the other. The model needs no more than a label per live record: with
+// maxProcs processes a name is held by at most the file's index, and each
+// process's entry and tombstone, so a free label always exists.
+
+// newCopy returns a label for a new copy of name n: one that no record of n
+// in s holds.
+func newCopy(s *State, n spec.Name) uint8 {
+	var used uint8
+	mark := func(r Rec) {
+		if r.Present() {
+			used |= 1 << r.label()
+		}
+	}
+	mark(s.Disk.Idx[n])
+	for q := range s.Procs {
+		mark(s.Procs[q].Ents[n].Rec)
+		mark(s.Procs[q].Tomb[n])
+	}
+	for l := uint8(1); ; l++ {
+		if used&(1<<l) == 0 {
+			return l
+		}
+	}
+}
+
+// canonicalCopies renumbers each name's labels in the order the records
+// appear (the file's index, then each process's entry and tombstone), so
+// that states that differ only in the labels' values are one state. Only
+// equality of labels is observable, so the renumbering changes no behaviour.
+func canonicalCopies(s *State) {
+	for n := range maxNames {
+		var to [8]uint8 // old label -> new label, 0 for not yet seen
+		next := uint8(1)
+		relabel := func(r *Rec) {
+			l := r.label()
+			if !r.Present() || l == 0 {
+				return
+			}
+			if to[l] == 0 {
+				to[l] = next
+				next++
+			}
+			*r = r.withLabel(to[l])
+		}
+		relabel(&s.Disk.Idx[n])
+		for q := range s.Procs {
+			relabel(&s.Procs[q].Ents[n].Rec)
+			relabel(&s.Procs[q].Tomb[n])
+		}
+	}
+}
