@@ -40,7 +40,7 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/]+)` \\|").FindAllStringSubmatch(string(b), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9/-]+)` \\|").FindAllStringSubmatch(string(b), -1) {
 		doc = append(doc, m[1])
 	}
 	var pkgs []string

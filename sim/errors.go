@@ -28,6 +28,11 @@ func (e *DivergenceError) Error() string {
 
 func (e *DivergenceError) Unwrap() error { return ErrDivergence }
 
+// ErrImplementation is matched by the failures of an implementation
+// itself rather than by its results: an Opener that cannot start one, an
+// Instance's Fault (a broken protocol, a timeout, a dead process).
+var ErrImplementation = errors.New("sim: the implementation failed")
+
 // ErrHarness is matched by every *HarnessError: a scenario that misuses the
 // language (unknown directive, ambiguous crash, an op the cache side cannot
 // perform). Such a scenario fails; it is not a finding about the cache.

@@ -16,8 +16,8 @@ func (w *world) handleCrash(op spec.Op, holder int) error {
 // handleRestart ends process p cleanly and starts a new one running the
 // installed kernel and sources.
 func (w *world) handleRestart(p int) {
-	if c := w.procs[p].c; c != nil {
-		_ = c.Close()
+	if w.procs[p].c != nil {
+		_ = w.closeInstance(&w.procs[p])
 	}
 	w.start(p)
 }

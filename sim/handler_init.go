@@ -1,7 +1,8 @@
 package sim
 
 import (
-	"github.com/xpwc/xpwc/impl/cache"
+	"errors"
+
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -15,8 +16,13 @@ func (w *world) handleInit(pr *proc, op spec.Op) spec.Result {
 		if v, ok := pr.module.Lookup(optBackend, "packed_cache_path"); ok {
 			path, _ = v.AsString()
 		}
-		c, err := cache.Open(cache.Options{Path: path, FS: w.fsys})
+		c, err := w.open(path, w.fsys)
 		if err != nil {
+			// An implementation that cannot be started or breaks the
+			// protocol is the run's verdict, not a failed init.
+			if errors.Is(err, ErrImplementation) {
+				w.fault = err
+			}
 			r.Failed = true
 			return r
 		}

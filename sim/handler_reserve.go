@@ -17,13 +17,13 @@ func (w *world) handleReserve(pr *proc, n int) spec.Result {
 	var r spec.Result
 	packed := crashpoint.Pack(pr.key(n))
 	before := w.sizes()
-	buf, err := pr.c.ReserveSpace(len(packed))
+	res, err := pr.c.ReserveSpace(len(packed))
 	if err != nil {
 		r.Failed = true
 		return r
 	}
-	copy(buf, packed) // the packer runs between reserve and insert
-	pr.pending[n] = buf
+	copy(res.Buf, packed) // the packer runs between reserve and insert
+	pr.pending[n] = res
 	r.Place = spec.PlaceHeap
 	st := pr.c.Stats()
 	switch {

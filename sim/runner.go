@@ -31,6 +31,10 @@ type Config struct {
 	// Trace, when set, receives a step-by-step account: each directive,
 	// the model's result and state, and the cache's observable state.
 	Trace io.Writer
+	// Open opens each process's cache instance; nil is the in-process
+	// cache (OpenGo). An implementation in another process runs on
+	// BackendOS without Faults.
+	Open Opener
 	// wrapFaults, in tests, wraps the parsed injector (to observe it).
 	wrapFaults func(errorfs.Injector) errorfs.Injector
 	_          struct{}
@@ -79,6 +83,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("sim: unknown backend %q", cfg.Backend)
 	}
+	if cfg.Open != nil && (cfg.Backend == BackendCrashFS || cfg.Faults != "") {
+		return nil, fmt.Errorf("sim: an opened implementation runs on the os backend without faults")
+	}
 	r.st = model.Init(r.bounds)
 	return r, nil
 }
@@ -110,7 +117,7 @@ func (r *Runner) begin() error {
 	if !r.lockstep() {
 		return nil
 	}
-	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj)
+	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj, r.cfg.Open)
 	if err != nil {
 		return err
 	}
@@ -157,6 +164,15 @@ var aliases = map[string]string{
 	"source-change":   "change-source",
 	"foreign-process": "foreign",
 	"corrupt-file":    "foreign",
+}
+
+// ParseOpLine parses a lifecycle directive as Exec does, aliases included.
+func ParseOpLine(line string) (spec.Op, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return spec.Op{}, &HarnessError{Line: line, Msg: "empty directive"}
+	}
+	return spec.ParseOp(normalize(fields))
 }
 
 func normalize(fields []string) string {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/xpwc/xpwc/faultinject/crashfs"
 	"github.com/xpwc/xpwc/faultinject/errorfs"
-	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime/options"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -52,11 +51,14 @@ type world struct {
 	base    vfs.FS      // what the harness observes through
 	inj     errorfs.Injector
 	fsys    vfs.FS // what the caches use: base, or base wrapped by inj
+	open    Opener // opens a process's instance
 
 	kernel uint8
 	src    [spec.MaxNames]uint8
 	procs  [spec.MaxProcs]proc
 	step   int
+	// fault is an implementation's failure to start (see Instance.Fault).
+	fault error
 	// note explains the last perform's observation (a fallback's or a
 	// load's error) for divergence reports.
 	note string
@@ -74,16 +76,19 @@ type proc struct {
 	src     [spec.MaxNames]uint8
 	caller  *options.Map
 	module  *options.Map
-	c       *cache.Cache
-	pending [spec.MaxNames][]byte
+	c       Instance
+	pending [spec.MaxNames]Reservation
 	// checked: this instance packed, or checked on a hit, its packing of
 	// the name (what I2 lets it hand out unchecked afterwards). Only the
 	// comparison under injected faults uses it.
 	checked [spec.MaxNames]bool
 }
 
-func newWorld(b Backend, dir string, inj errorfs.Injector) (*world, error) {
-	w := &world{backend: b, inj: inj}
+func newWorld(b Backend, dir string, inj errorfs.Injector, open Opener) (*world, error) {
+	w := &world{backend: b, inj: inj, open: open}
+	if w.open == nil {
+		w.open = OpenGo
+	}
 	switch b {
 	case BackendOS:
 		if dir == "" {
@@ -218,7 +223,7 @@ func (w *world) kill(p int, midSave bool) {
 			w.base = w.cfs
 			w.rewrap()
 		} else {
-			_ = pr.c.Close()
+			pr.c.Kill()
 		}
 	}
 	w.start(p)

@@ -12,6 +12,30 @@ import (
 // result. holder is the model's writer-lock holder (for a crash inside a
 // commit), -1 when none. Each verb has its handler_<verb>.go.
 func (w *world) perform(op spec.Op, holder int) (spec.Result, error) {
+	res, err := w.performOp(op, holder)
+	if err == nil {
+		err = w.faulted()
+	}
+	return res, err
+}
+
+// faulted returns the failure of an implementation (Instance.Fault), which
+// ends the run whatever the step observed.
+func (w *world) faulted() error {
+	if w.fault != nil {
+		return w.fault
+	}
+	for p := range w.procs {
+		if c := w.procs[p].c; c != nil {
+			if err := c.Fault(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *world) performOp(op spec.Op, holder int) (spec.Result, error) {
 	w.note, w.recorded = "", false
 	pr := &w.procs[op.Proc]
 	if pr.c == nil && needsInstance(op.Kind) {

@@ -42,6 +42,7 @@ func commands() map[string]command {
 		"diff":    {cmdDiff, "compare two cache files entry by entry (SHA-256 of each entry's bytes)"},
 		"launch":  {cmdLaunch, "launch a model against a cache file"},
 		"bench":   {cmdBench, "benchmark cold and warm launches"},
+		"conform": {cmdConform, "check a cache in any language against the model through an adapter"},
 	}
 }
 

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/xpwc/xpwc/conform"
+)
+
+// cmdConform checks a cache implementation in any language against the
+// model: it starts the adapter command, speaks the JSON-lines protocol of
+// docs/conform.md to it, replays the scenario suite through it and reports
+// which guarantees and invariants hold, break or are not claimed.
+func cmdConform(e *env, args []string) int {
+	fs := newFlagSet(e, "conform", "simrun conform --exec 'CMD ARGS' [--json] [--timeout DURATION]",
+		"  runs the scenario suite through an adapter speaking docs/conform.md's protocol")
+	execCmd := fs.String("exec", "", "the adapter command and its arguments, split on white space")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	timeout := fs.Duration("timeout", conform.DefaultTimeout, "the longest the adapter may take to answer one request")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		return usageError(e, "conform", "unexpected argument %q", fs.Arg(0))
+	}
+	cmd, err := conform.ParseCommand(*execCmd)
+	if err != nil {
+		return usageError(e, "conform", "--exec is required: %v", err)
+	}
+	if *timeout <= 0 {
+		return usageError(e, "conform", "--timeout must be positive")
+	}
+	cmd.Timeout = *timeout
+	start := time.Now()
+	rep, err := conform.Run(conform.Options{Command: cmd})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "simrun conform: %v\n", err)
+		return exitProblem
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "simrun conform: %v\n", err)
+			return exitProblem
+		}
+	} else {
+		printConform(e, rep, time.Since(start))
+	}
+	if !rep.OK() {
+		return exitProblem
+	}
+	return exitOK
+}
+
+func printConform(e *env, rep *conform.Report, took time.Duration) {
+	a := rep.Adapter
+	fmt.Fprintf(e.stdout, "adapter %s (protocol %d, format %q): %s\n\n", a.Name, a.Protocol, a.Format, strings.Join(a.Capabilities, " "))
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	count := map[string]int{}
+	for _, s := range rep.Scenarios {
+		count[s.Verdict]++
+		note := s.Reason
+		if len(s.Missing) > 0 {
+			note = "needs " + strings.Join(s.Missing, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Verdict, s.Name, note)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(e.stdout)
+	for _, c := range rep.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Verdict, strings.Join(c.By, " "))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(e.stdout, "\n%d held, %d broken, %d protocol faults, %d not claimed, %d skipped in %.1fs\n",
+		count[conform.Holds], count[conform.Broken], count[conform.Fault], count[conform.NotClaimed], count[conform.Skipped], took.Seconds())
+}

@@ -1,0 +1,206 @@
+package conform
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Protocol is the version of the JSON-lines protocol this package speaks.
+// An adapter answers hello with the version it speaks; any other is
+// refused (ErrVersion), since a field whose meaning changed would be judged
+// wrongly rather than fail.
+const Protocol = 1
+
+// The requests, one JSON object per line on the adapter's stdin, each
+// answered by one line on its stdout with the same id (docs/conform.md).
+const (
+	OpHello         = "hello"          // protocol: the driver's version
+	OpSetPath       = "set_path"       // path: the cache file ("" for heap only); opens the instance
+	OpInit          = "init"           // program: initialize for a program (loads the index)
+	OpLookUp        = "lookup"         // key: XNNPACK look_up
+	OpReserve       = "reserve"        // size: reserve_space
+	OpInsert        = "insert"         // key, reservation, data: look_up_or_insert with the packed bytes
+	OpIsFinalized   = "is_finalized"   // is the last initialized program finalized
+	OpReadBytes     = "read_bytes"     // handle: the bytes of an entry
+	OpFinalize      = "finalize"       // end the program's packing, commit what is new
+	OpSave          = "save"           // commit explicitly
+	OpInvalidate    = "invalidate"     // weight: drop it from the instance's view
+	OpDeleteProgram = "delete_program" // program: release its entries
+	OpDestroy       = "destroy"        // close the instance; the adapter exits after answering
+)
+
+// Request is one line from the driver. Fields a request does not take are
+// left out.
+type Request struct {
+	ID          uint64 `json:"id"`
+	Op          string `json:"op"`
+	Protocol    int    `json:"protocol,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Program     string `json:"program,omitempty"`
+	Key         *Key   `json:"key,omitempty"`
+	Size        int    `json:"size,omitempty"`
+	Reservation uint64 `json:"reservation,omitempty"`
+	Data        []byte `json:"data,omitempty"` // base64 in JSON
+	Handle      uint64 `json:"handle,omitempty"`
+	Weight      string `json:"weight,omitempty"`
+}
+
+// Key is an entry's identity as the XNNPACK provider sees it (spec.Key).
+type Key struct {
+	Weight      string `json:"weight"`
+	Bias        string `json:"bias"`
+	Seed        uint32 `json:"seed"`
+	Fingerprint uint64 `json:"fingerprint"`
+	Source      uint64 `json:"source"`
+}
+
+func keyOf(k spec.Key) *Key {
+	return &Key{Weight: k.Weight, Bias: k.Bias, Seed: k.Seed, Fingerprint: k.Fingerprint, Source: k.Source}
+}
+
+func (k *Key) spec() spec.Key {
+	if k == nil {
+		return spec.Key{}
+	}
+	return spec.Key{Weight: k.Weight, Bias: k.Bias, Seed: k.Seed, Fingerprint: k.Fingerprint, Source: k.Source}
+}
+
+// Response is one line from the adapter. OK false carries Error, and Code
+// when the failure is one the model knows (CodeLockBusy).
+type Response struct {
+	ID    uint64 `json:"id"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Code  string `json:"code,omitempty"`
+
+	// hello
+	Protocol     int      `json:"protocol,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Format       string   `json:"format,omitempty"` // "v3", "v2" or "" (a format of its own)
+
+	// init: what loading the committed index found (LoadOutcome values of
+	// impl/cache: ok, missing, rejected, locked, disabled, failed,
+	// other-format) and, when it failed, why.
+	Load      string `json:"load,omitempty"`
+	LoadError string `json:"load_error,omitempty"`
+	LoadCode  string `json:"load_code,omitempty"`
+
+	// lookup, insert
+	Hit    bool   `json:"hit,omitempty"`
+	Handle uint64 `json:"handle,omitempty"`
+	// Checked: this look-up checked the entry's data (checksum) before
+	// handing it out (capability checksums).
+	Checked bool `json:"checked,omitempty"`
+
+	// reserve
+	Reservation uint64 `json:"reservation,omitempty"`
+	// Fallback is the code of the last fall back to heap ("" none,
+	// CodeLockBusy, or another word of the adapter's).
+	Fallback string `json:"fallback,omitempty"`
+
+	// read_bytes
+	Data []byte `json:"data,omitempty"`
+
+	// is_finalized
+	Finalized bool `json:"finalized,omitempty"`
+
+	// finalize, save, invalidate: the commit failure the cache recorded
+	// (what I12 lets an explicit save report) and how many times the
+	// instance rewrote the file so far (capability compaction).
+	CommitError string `json:"commit_error,omitempty"`
+	Compactions uint64 `json:"compactions,omitempty"`
+}
+
+// CodeLockBusy is the code of a failure or fallback because another
+// process holds the writer lock (G8).
+const CodeLockBusy = "lock-busy"
+
+// The capabilities an adapter may claim in its hello. A scenario that needs
+// one the adapter does not claim is reported "not claimed", not run.
+const (
+	// CapFormatV3: the file at the path is a spec v3 file, which the
+	// driver reads after every write and scribbles on (foreign writers).
+	CapFormatV3 = "format-v3"
+	// CapSeeds: a look-up compares the kernel seed, fingerprint and source
+	// digest of the key, so upgrades and source changes miss (G1, G3).
+	CapSeeds = "seeds"
+	// CapChecksums: entry data is checked before its first hand-out, so
+	// bytes changed on disk are never served (G1).
+	CapChecksums = "checksums"
+	// CapCrashSafeCommit: a crash at any instant of a commit leaves the old
+	// or the new committed index, and a damaged index is replaced (G2, G7).
+	CapCrashSafeCommit = "crash-safe-commit"
+	// CapLocking: processes on one path take a writer lock; the one that
+	// loses packs to heap with reason lock-busy (G6, G8).
+	CapLocking = "locking"
+	// CapCompaction: commits rewrite the file when garbage passes a bound
+	// (G4); responses report the count of rewrites.
+	CapCompaction = "compaction"
+)
+
+// Capabilities lists every capability, in the order reports print them.
+func Capabilities() []string {
+	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction}
+}
+
+// ErrProtocol is matched by every *ProtocolError.
+var ErrProtocol = errors.New("conform: the adapter broke the protocol")
+
+// ProtocolError is an adapter's failure to speak the protocol: a line that
+// does not parse, an answer to another request, a wrong version, silence
+// past the timeout, an exit. It matches sim.ErrImplementation too, so a run
+// stops with it as its verdict.
+type ProtocolError struct {
+	Kind string // one of the Fault* values
+	Op   string // the request it happened on
+	Msg  string
+}
+
+// The kinds of ProtocolError.
+const (
+	FaultGarbage    = "garbage"      // a line that is not a response
+	FaultOrder      = "out-of-order" // an answer to another request
+	FaultVersion    = "version"      // a protocol version this driver does not speak
+	FaultTimeout    = "timeout"      // no answer within the request timeout
+	FaultExit       = "exit"         // the adapter exited or closed its stdout
+	FaultStart      = "start"        // the adapter could not be started
+	FaultCapability = "capability"   // a capability this driver does not know
+)
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("conform: adapter %s on %s: %s", e.Kind, e.Op, e.Msg)
+}
+
+// Unwrap lets errors.Is match ErrProtocol and sim.ErrImplementation.
+func (e *ProtocolError) Unwrap() []error { return []error{ErrProtocol, errImplementation} }
+
+// errorOf turns a failed response into an error; CodeLockBusy wraps
+// cache.ErrLockBusy, which the harness recognises.
+func errorOf(r *Response) error {
+	if r.OK {
+		return nil
+	}
+	return codeError(r.Code, r.Error)
+}
+
+func codeError(code, msg string) error {
+	if code == CodeLockBusy {
+		return fmt.Errorf("%w: %s", cache.ErrLockBusy, msg)
+	}
+	if msg == "" {
+		msg = "failed"
+	}
+	return errors.New(msg)
+}
+
+// codeOf is the protocol's code of err.
+func codeOf(err error) string {
+	if errors.Is(err, cache.ErrLockBusy) {
+		return CodeLockBusy
+	}
+	return ""
+}

@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Instance is one process's cache instance as the harness drives it: the
+// XNNPACK weights-cache provider and ExecuTorch's lifecycle, and the few
+// counters the harness observes. The in-process cache satisfies it through
+// GoInstance; package conform satisfies it for a cache that runs in another
+// process (any language, behind a JSON-lines protocol), so that the
+// scenario suite, random runs and shrinking judge every implementation the
+// same way.
+type Instance interface {
+	// Path is the cache file the instance uses, "" for a heap-only one.
+	Path() string
+	// InitializeForProgram starts packing a program: on first use it loads
+	// the committed index, later it refreshes the instance's view (G3).
+	InitializeForProgram(program string) error
+	// LookUp returns a handle of the entry whose key matches k in every
+	// field (G1).
+	LookUp(k spec.Key) (Handle, bool)
+	// Bytes returns the packed bytes behind h.
+	Bytes(h Handle) ([]byte, error)
+	// ReserveSpace returns n bytes for the packer to write into, to be
+	// handed to Insert.
+	ReserveSpace(n int) (Reservation, error)
+	// Insert inserts the bytes packed into r under k (look_up_or_insert).
+	Insert(k spec.Key, r Reservation) error
+	// IsFinalized reports whether the last initialized program was
+	// finalized.
+	IsFinalized() (bool, error)
+	// Finalize ends the program's packing and commits what is new (G2, G4).
+	Finalize() error
+	// Save commits explicitly. A failure because another process holds
+	// the writer lock wraps cache.ErrLockBusy.
+	Save() error
+	// Invalidate drops a weight from the instance's view; the next commit
+	// drops it from the file.
+	Invalidate(weight string) error
+	// DeleteProgram releases a program's references to its entries.
+	DeleteProgram(program string) error
+	// Close destroys the instance cleanly, committing nothing.
+	Close() error
+	// Kill ends the instance the way a crash of its process does. An
+	// instance that lives in this process cannot die alone; it closes
+	// without committing, which leaves the same disk (see world.kill).
+	Kill()
+	// Stats returns the counters the harness reads: Load, LoadErr,
+	// FallbackErr, CommitErr, Verified and Compactions. An implementation
+	// in another process fills only those.
+	Stats() cache.Stats
+	// Names lists the entries the instance indexes, for traces.
+	Names() []string
+	// Fault is a failure of the implementation itself rather than a result
+	// (a broken protocol, a timeout, a dead process): nil while the
+	// instance answers. A run stops with it as its verdict.
+	Fault() error
+}
+
+// Handle names an entry an Instance handed out.
+type Handle uint64
+
+// Reservation is space an Instance reserved: the packer writes Buf, Insert
+// takes it back. ID names it to an implementation in another process.
+type Reservation struct {
+	ID  uint64
+	Buf []byte
+}
+
+// Opener opens an Instance on the cache file path ("" for heap only).
+// fsys is the backend's filesystem; an implementation in another process
+// cannot use it and runs on BackendOS only.
+type Opener func(path string, fsys vfs.FS) (Instance, error)
+
+// OpenGo is the Opener of the in-process cache with default options.
+func OpenGo(path string, fsys vfs.FS) (Instance, error) {
+	c, err := cache.Open(cache.Options{Path: path, FS: fsys})
+	if err != nil {
+		return nil, err
+	}
+	return GoInstance(c), nil
+}
+
+// GoInstance wraps an open cache as an Instance.
+func GoInstance(c *cache.Cache) Instance { return &goInstance{c: c} }
+
+// goInstance is the in-process cache behind Instance. Handles are indices
+// into hs (plus one, so the zero Handle is never valid).
+type goInstance struct {
+	c  *cache.Cache
+	hs []cache.Handle
+}
+
+var _ Instance = (*goInstance)(nil)
+
+func (g *goInstance) Path() string                        { return g.c.Path() }
+func (g *goInstance) InitializeForProgram(p string) error { return g.c.InitializeForProgram(p) }
+
+func (g *goInstance) LookUp(k spec.Key) (Handle, bool) {
+	h, ok := g.c.LookUp(k)
+	if !ok {
+		return 0, false
+	}
+	g.hs = append(g.hs, h)
+	return Handle(len(g.hs)), true
+}
+
+func (g *goInstance) Bytes(h Handle) ([]byte, error) {
+	if h == 0 || int(h) > len(g.hs) {
+		return nil, fmt.Errorf("%w: %d", cache.ErrStaleHandle, h)
+	}
+	return g.c.Bytes(g.hs[h-1])
+}
+
+func (g *goInstance) ReserveSpace(n int) (Reservation, error) {
+	b, err := g.c.ReserveSpace(n)
+	return Reservation{Buf: b}, err
+}
+
+func (g *goInstance) Insert(k spec.Key, r Reservation) error {
+	_, err := g.c.LookUpOrInsert(k, r.Buf)
+	return err
+}
+
+func (g *goInstance) IsFinalized() (bool, error)   { return g.c.IsFinalized(), nil }
+func (g *goInstance) Finalize() error              { return g.c.Finalize() }
+func (g *goInstance) Save() error                  { return g.c.Save() }
+func (g *goInstance) Invalidate(w string) error    { return g.c.Invalidate(w) }
+func (g *goInstance) DeleteProgram(p string) error { return g.c.DeleteProgram(p) }
+func (g *goInstance) Close() error                 { return g.c.Close() }
+func (g *goInstance) Kill()                        { _ = g.c.Close() }
+func (g *goInstance) Stats() cache.Stats           { return g.c.Stats() }
+func (g *goInstance) Names() []string              { return g.c.Names() }
+func (g *goInstance) Fault() error                 { return nil }
