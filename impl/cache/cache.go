@@ -316,7 +316,7 @@ func (c *Cache) unindex(e *entry) {
 	}
 	e.indexed = false
 	if e.committed {
-		c.tombstones[n] = tombstone{key: e.key, copyID: e.copyID}
+		c.tombstones[n] = tombstone{key: e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
 		e.committed = false
 	}
 	e.persist = false
@@ -328,6 +328,7 @@ func (c *Cache) unindex(e *entry) {
 type tombstone struct {
 	key    spec.Key
 	copyID uint64
+	span   span // where the file lists it
 }
 
 // newCopyID returns a copy identity for a packing about to be written to a

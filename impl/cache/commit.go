@@ -143,7 +143,7 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 	}
 	idx, off := c.encodeIndex(list, nil, c.w.size)
 	live := c.disk.header + int64(len(idx))
-	for _, x := range c.extents(list, c.w.align, off) {
+	for _, x := range c.extents(spansOf(list), c.w.align, off) {
 		live += x
 	}
 	garbage := off + int64(len(idx)) - live
@@ -156,15 +156,26 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 // the entry the index follows only up to the index's alignment (a rewrite
 // puts the index right there), so the garbage the cache counts is the
 // garbage in the file (spec.Garbage).
-func (c *Cache) extents(list []*entry, align, indexOff int64) []int64 {
+func (c *Cache) extents(list []span, align, indexOff int64) []int64 {
 	out := make([]int64, len(list))
 	for i, e := range list {
-		end := e.off + int64(len(e.data))
+		end := e.off + e.size
 		next, limit := indexOff, roundUp(end, c.indexAlign())
 		if i+1 < len(list) && list[i+1].off < indexOff {
 			next, limit = list[i+1].off, roundUp(end, align)
 		}
-		out[i] = int64(len(e.data)) + max(min(limit, next)-end, 0)
+		out[i] = e.size + max(min(limit, next)-end, 0)
+	}
+	return out
+}
+
+// span is the data range of a committed copy in the file.
+type span struct{ off, size int64 }
+
+func spansOf(list []*entry) []span {
+	out := make([]span, len(list))
+	for i, e := range list {
+		out[i] = span{e.off, int64(len(e.data))}
 	}
 	return out
 }

@@ -232,7 +232,9 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		case !ok:
 			delete(c.tombstones, n) // someone else dropped it already
 		case c.sameCopy(d.Key, d.CopyID, t.key, t.copyID):
-			delete(disk, n) // still listed: our next commit drops it
+			delete(disk, n)                               // still listed: our next commit drops it
+			t.span = span{int64(d.Offset), int64(d.Size)} // a compaction may have moved it
+			c.tombstones[n] = t
 		default:
 			delete(c.tombstones, n) // replaced by another writer
 		}

@@ -40,16 +40,22 @@ func (c *Cache) space() (size, garbage, padding int64) {
 		return 0, 0, 0
 	}
 	live := c.disk.header + c.disk.indexLen
-	var list []*entry
+	var list []span
 	for _, e := range c.byName {
 		if e.place == inFile && e.committed {
-			list = append(list, e)
+			list = append(list, span{e.off, int64(len(e.data))})
 		}
+	}
+	// A dropped copy the file still lists is live in the file until this
+	// cache's next commit drops it: the figure is the file's garbage, by
+	// its byte map (spec.Garbage), not what the next commit will leave.
+	for _, t := range c.tombstones {
+		list = append(list, t.span)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].off < list[j].off })
 	for i, x := range c.extents(list, align, c.disk.size-c.disk.indexLen) {
 		live += x
-		padding += x - int64(len(list[i].data))
+		padding += x - list[i].size
 	}
 	return size, max(size-live, 0), padding
 }
