@@ -120,8 +120,11 @@ type Cache struct {
 	// same file does not carry them twice.
 	carriedNames map[entryName]struct{}
 
-	active    string // program being initialized, "" if none
-	finalized bool
+	active string // program being initialized, "" if none
+	// initialized: InitializeForProgram ran once, so the file was loaded
+	// (or found unusable) and look-ups see what it holds.
+	initialized bool
+	finalized   bool
 	// lastLookupUnnamed sends the next reservation to heap: unnamed
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool

@@ -35,6 +35,14 @@ var (
 	// ErrInvalidKey is returned by LookUpOrInsert for a key whose names are
 	// too long or contain the name separator.
 	ErrInvalidKey = errors.New("cache: invalid key")
+	// ErrNotInitialized is returned by ReserveSpace and LookUpOrInsert
+	// before the first InitializeForProgram: the file is loaded there, so
+	// before it every look-up misses and a packing could replace what the
+	// file holds. LookUp has no error result (XNNPACK's look_up has none
+	// either: a miss is SIZE_MAX), so a look-up before initialization is
+	// counted in Stats.LookUpsBeforeInit and the reservation every miss
+	// leads to fails with this error.
+	ErrNotInitialized = errors.New("cache: no program was initialized on this cache yet")
 	// ErrNoProgram is returned by Finalize when no program is initialized.
 	ErrNoProgram = errors.New("cache: no program initialized")
 	// ErrProgramActive is returned by InitializeForProgram while another

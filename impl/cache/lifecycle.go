@@ -31,7 +31,7 @@ func (c *Cache) InitializeForProgram(program string) error {
 	if c.fileReason == "" && c.w == nil {
 		reason = c.load()
 	}
-	c.active = program
+	c.active, c.initialized = program, true
 	c.finalized = false
 	c.blocked = reason
 	c.lastLookupUnnamed = false

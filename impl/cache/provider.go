@@ -21,6 +21,11 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 	if c.closed {
 		return Handle{}, false
 	}
+	if !c.initialized {
+		c.stats.LookUpsBeforeInit++
+		c.stats.Misses++
+		return Handle{}, false
+	}
 	if k.Weight == "" {
 		c.lastLookupUnnamed = true
 		c.stats.Misses++
@@ -120,6 +125,9 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
+	if !c.initialized {
+		return nil, ErrNotInitialized
+	}
 	reason := c.fileReason
 	switch {
 	case reason != "":
@@ -153,6 +161,9 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	defer c.mu.Unlock()
 	if c.closed {
 		return Handle{}, ErrClosed
+	}
+	if !c.initialized {
+		return Handle{}, ErrNotInitialized
 	}
 	if !spec.ValidTensorName(k.Weight) || !spec.ValidTensorName(k.Bias) {
 		return Handle{}, fmt.Errorf("%w: %q, %q", ErrInvalidKey, k.Weight, k.Bias)

@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"os"
 	"sync"
 	"testing"
 
@@ -170,4 +171,39 @@ func TestForeignHandleIsStale(t *testing.T) {
 	require.ErrorIs(t, err, cache.ErrStaleHandle)
 	require.NoError(t, a.Finalize())
 	require.NoError(t, b.Finalize())
+}
+
+// TestLookUpBeforeInitializationIsAnError: the file is loaded by the first
+// InitializeForProgram, so a look-up before it would miss what the file
+// holds and its re-pack could replace it. The look-up is counted as a
+// misuse, and the reservation every miss leads to fails with
+// ErrNotInitialized; nothing is written, and the file's entries still hit
+// once a program is initialized.
+func TestLookUpBeforeInitializationIsAnError(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	before, err := os.ReadFile(opts.Path)
+	require.NoError(t, err)
+
+	c := open(t, opts)
+	_, hit := c.LookUp(ks[0])
+	require.False(t, hit)
+	require.Equal(t, uint64(1), c.Stats().LookUpsBeforeInit)
+	_, err = c.ReserveSpace(sizeOf(ks[0]))
+	require.ErrorIs(t, err, cache.ErrNotInitialized)
+	_, err = c.LookUpOrInsert(ks[0], nil)
+	require.ErrorIs(t, err, cache.ErrNotInitialized)
+	require.NoError(t, c.Save())
+	after, err := os.ReadFile(opts.Path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "nothing written")
+
+	require.NoError(t, c.InitializeForProgram("P"))
+	_, hit = c.LookUp(ks[0])
+	require.True(t, hit, "after initialization the file's entry is seen")
+	require.NoError(t, c.Finalize())
+	_, hit = c.LookUp(ks[1])
+	require.True(t, hit, "look-ups after a program's finalize are allowed, as XNNPACK's provider allows them")
+	require.Equal(t, uint64(1), c.Stats().LookUpsBeforeInit)
 }

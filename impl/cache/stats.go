@@ -67,6 +67,10 @@ type Stats struct {
 	// Hits and Misses count LookUp answers (look-ups of unnamed constants
 	// are misses too).
 	Hits, Misses uint64
+	// LookUpsBeforeInit counts look-ups made before the first
+	// InitializeForProgram: an API misuse (the file is not loaded yet, so
+	// they miss); the reservation that follows fails with ErrNotInitialized.
+	LookUpsBeforeInit uint64
 	// Repacks counts inserted packings by the reason their look-up missed.
 	Repacks map[RepackReason]uint64
 	// HeapBytes is the packed bytes of live heap entries by reason.
