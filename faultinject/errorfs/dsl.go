@@ -12,6 +12,7 @@ import (
 //
 //	INJ  := enospc | eio | eintr | enomem | erofs | eacces | notexist
 //	      | wouldblock | none
+//	      | lie                           a flush reports success, flushes nothing
 //	      | (short N INJ-ERRNO)           write N bytes, then fail
 //	      | (if PRED INJ)
 //	      | (onIndex N [PRED] INJ)        the N-th (0-based) op matching PRED
@@ -162,8 +163,11 @@ func errno(n node) (*Errno, error) {
 
 func injector(n node) (Injector, error) {
 	if !n.isL {
-		if n.atom == "none" {
+		switch n.atom {
+		case "none":
 			return None, nil
+		case "lie":
+			return Lie, nil
 		}
 		return errno(n)
 	}

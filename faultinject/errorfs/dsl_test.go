@@ -11,7 +11,7 @@ import (
 func TestDSLRoundTrip(t *testing.T) {
 	for _, s := range []string{
 		"enospc", "eio", "eintr", "enomem", "erofs", "eacces", "notexist", "wouldblock", "none",
-		"(short 100 enospc)",
+		"(short 100 enospc)", "lie", "(if (ops sync syncdata syncdir msync) lie)",
 		"(onIndex 3 (ops write allocate) enospc)",
 		"(onIndex 0 eio)",
 		"(randomly 0.1 42 eio)",

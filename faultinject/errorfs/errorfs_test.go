@@ -135,6 +135,25 @@ func TestShortWriteStoresPrefix(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// A lie skips the flush and reports success on sync, syncdata and syncdir;
+// on any other op it is an injected EIO that never reaches the filesystem.
+func TestLieSkipsFlushes(t *testing.T) {
+	base := newFake()
+	fsys := Wrap(base, Lie)
+	f, err := base.OpenFile("/f", os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	wf := &File{f: f, fs: fsys}
+	base.calls = nil
+	require.NoError(t, wf.Sync())
+	require.NoError(t, wf.SyncData())
+	require.NoError(t, fsys.SyncDir("/"))
+	assert.Empty(t, base.calls, "a lied flush reached the filesystem")
+	_, err = wf.WriteAt([]byte("a"), 0)
+	assert.ErrorIs(t, err, syscall.EIO)
+	assert.ErrorIs(t, err, ErrInjected)
+	assert.Empty(t, base.calls)
+}
+
 func TestOnIndexCountsMatchingOpsOnly(t *testing.T) {
 	base := newFake()
 	inj := InjectOnIndex(1, OpKinds(OpWriteAt, OpAllocate), ENOSPC)

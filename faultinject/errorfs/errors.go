@@ -103,3 +103,40 @@ func (s *ShortWrite) MaybeError(op Op) error {
 }
 
 func (s *ShortWrite) String() string { return fmt.Sprintf("(short %d %s)", s.N, s.Cause) }
+
+// LieError is injected by Lie. The FS wrapper recognises it on a flush
+// (sync, syncdata, syncdir, msync): the call reports success and never
+// reaches the filesystem, so what it should have made durable stays in the
+// page cache only. A disk or a file system that acknowledges a flush it
+// did not make does this; so does a commit that skips a sync. On any other
+// op it is a plain error (EIO).
+type LieError struct{ Injected *Error }
+
+func (e *LieError) Error() string { return fmt.Sprintf("flush not made: %v", e.Injected) }
+
+// Unwrap returns the *Error so both ErrInjected and its cause match.
+func (e *LieError) Unwrap() error { return e.Injected }
+
+type lie struct{}
+
+// Lie injects a flush that reports success without flushing (see
+// LieError). Under crashfs a power loss then drops what the flush should
+// have kept, which is how a test shows that a check catches a commit that
+// is not durable.
+var Lie Injector = lie{}
+
+func (lie) MaybeError(op Op) error { return &LieError{Injected: &Error{Op: op, Err: syscall.EIO}} }
+func (lie) String() string         { return "lie" }
+
+// flushed runs a flush unless err is a LieError, which it turns into
+// success; any other error is returned as it is.
+func flushed(err error, flush func() error) error {
+	var l *LieError
+	if errors.As(err, &l) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return flush()
+}

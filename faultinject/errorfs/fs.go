@@ -99,10 +99,7 @@ func (f *FS) ReadDir(dir string) ([]string, error) {
 
 // SyncDir implements vfs.FS.
 func (f *FS) SyncDir(dir string) error {
-	if err := f.maybe(Op{Kind: OpSyncDir, Path: dir}); err != nil {
-		return err
-	}
-	return f.fs.SyncDir(dir)
+	return flushed(f.maybe(Op{Kind: OpSyncDir, Path: dir}), func() error { return f.fs.SyncDir(dir) })
 }
 
 // PageSize implements vfs.FS. It cannot fail, so nothing is injected.
@@ -192,20 +189,15 @@ func (w *File) Allocate(off, length int64) error {
 	return w.f.Allocate(off, length)
 }
 
-// Sync implements vfs.File.
+// Sync implements vfs.File; an injected LieError skips the flush and
+// reports success.
 func (w *File) Sync() error {
-	if err := w.maybe(OpSync, 0, 0); err != nil {
-		return err
-	}
-	return w.f.Sync()
+	return flushed(w.maybe(OpSync, 0, 0), w.f.Sync)
 }
 
 // SyncData implements vfs.File.
 func (w *File) SyncData() error {
-	if err := w.maybe(OpSyncData, 0, 0); err != nil {
-		return err
-	}
-	return w.f.SyncData()
+	return flushed(w.maybe(OpSyncData, 0, 0), w.f.SyncData)
 }
 
 // Map implements vfs.File.
@@ -259,10 +251,7 @@ func (w *Mapping) Offset() int64 { return w.m.Offset() }
 
 // Sync implements vfs.Mapping.
 func (w *Mapping) Sync() error {
-	if err := w.maybe(OpMapSync); err != nil {
-		return err
-	}
-	return w.m.Sync()
+	return flushed(w.maybe(OpMapSync), w.m.Sync)
 }
 
 // Protect implements vfs.Mapping.

@@ -69,22 +69,14 @@ func BenchmarkLockstep(b *testing.B) {
 	}
 	steps := 0
 	for b.Loop() {
-		w, err := newWorld(dir)
+		w, err := newWorld(dir, worldConfig{backend: backendOS})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := model.Init(bnd)
-		for _, op := range ops {
-			outs := model.Step(&d, bnd, s, op)
-			if len(outs) != 1 {
-				b.Fatalf("%s: %d outcomes", op, len(outs))
-			}
-			if diffs := compare(bnd, outs[0], w.apply(op)); len(diffs) > 0 {
-				b.Fatalf("%s: %v", op, diffs)
-			}
-			s = outs[0].Next
-			steps++
+		if err := w.run(&d, bnd, ops, nil); err != nil {
+			b.Fatal(err)
 		}
+		steps += len(ops)
 		w.close()
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
@@ -101,33 +93,27 @@ func TestLockstepScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bnd := bounds()
-	w, err := newWorld(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.close()
-	s := model.Init(bnd)
-	var hits, writes int
-	for _, op := range ops {
-		outs := model.Step(&d, bnd, s, op)
-		if len(outs) != 1 {
-			t.Fatalf("%s: %d outcomes", op, len(outs))
+	for _, cfg := range setups {
+		w, err := newWorld(t.TempDir(), cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		o := w.apply(op)
-		if diffs := compare(bnd, outs[0], o); len(diffs) > 0 {
-			t.Fatalf("%s: %v", op, diffs)
+		defer w.close()
+		var hits, writes int
+		err = w.run(&d, bounds(), ops, func(_ int, out model.Outcome, o observation) {
+			if o.hit {
+				hits++
+			}
+			if out.Result.Wrote {
+				writes++
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", cfg, err)
 		}
-		if o.hit {
-			hits++
+		// Warm launch (2), converged launch after the upgrade (1), reload (1).
+		if hits != 4 || writes != 3 {
+			t.Fatalf("%s: scenario exercised %d hits and %d commits, want 4 and 3", cfg, hits, writes)
 		}
-		if outs[0].Result.Wrote {
-			writes++
-		}
-		s = outs[0].Next
-	}
-	// Warm launch (2), converged launch after the upgrade (1), reload (1).
-	if hits != 4 || writes != 3 {
-		t.Fatalf("scenario exercised %d hits and %d commits, want 4 and 3", hits, writes)
 	}
 }

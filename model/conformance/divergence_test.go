@@ -24,7 +24,7 @@ func TestHarnessCatchesADivergentModel(t *testing.T) {
 	params.MaxSize = 40
 	props := gopter.NewProperties(params)
 	var n tally
-	props.Property("v1 model against the cache", commands.Prop(protoCommands(&d, bounds(), t.TempDir(), &n)))
+	props.Property("v1 model against the cache", commands.Prop(protoCommands(&d, bounds(), t.TempDir(), &n, setups...)))
 	var out bytes.Buffer
 	ok := props.Run(gopter.NewFormatedReporter(true, 100, &out))
 	require.False(t, ok, "a model that serves stale packings conforms?")

@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
+	"github.com/xpwc/xpwc/faultinject/crashfs"
+	"github.com/xpwc/xpwc/faultinject/errorfs"
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -56,10 +60,58 @@ func packed(n spec.Name, kv, src uint8) []byte {
 	return b
 }
 
+// backend is the filesystem a sequence runs on.
+type backend uint8
+
+const (
+	// backendOS is the OS filesystem in a temporary directory: real mmap,
+	// flock and fsync, but no power loss (a power crash there closes every
+	// instance, which loses nothing).
+	backendOS backend = iota
+	// backendCrashFS is faultinject/crashfs: a process crash of the only
+	// process with an instance keeps the page cache and drops its open
+	// files, locks and mappings; a power loss keeps only what was synced,
+	// plus none, all or a seeded share of the rest (lossModes).
+	backendCrashFS
+)
+
+func (b backend) String() string { return [...]string{"os", "crashfs"}[b] }
+
+// worldConfig is what a sequence runs on; gopter draws it with the
+// sequence.
+type worldConfig struct {
+	backend backend
+	// faults wraps the filesystem the caches use (not the harness's own
+	// reads); nil for none.
+	faults errorfs.Injector
+}
+
+func (c worldConfig) String() string {
+	s := c.backend.String()
+	if c.faults != nil {
+		s += " faults " + c.faults.String()
+	}
+	return s
+}
+
+// lossModes are the power-loss outcomes the harness draws from, by the
+// step's position (so a printed sequence replays the same losses): every
+// unsynced write lost, none lost, and a seeded half kept. Whatever is lost,
+// a commit that returned must survive whole (G2).
+var lossModes = [...]float64{0, 1, 0.5}
+
+// powerSeedMix spreads step numbers over crashfs's loss seeds.
+const powerSeedMix = 0x9e3779b97f4a7c15
+
 // world is the real system: the cache instances of each process and the
 // versions each process runs, mirroring what the model calls Env and Proc.
 type world struct {
 	dir, path string
+	cfg       worldConfig
+	cfs       *crashfs.FS // the current crashfs (backendCrashFS)
+	base      vfs.FS      // what the harness reads and writes the file through
+	fsys      vfs.FS      // what the caches use: base, or base with cfg.faults
+	step      int
 	kernel    uint8
 	src       [model.MaxNames]uint8
 	procs     [2]realProc
@@ -70,6 +122,8 @@ type world struct {
 type tally struct {
 	seqs, steps, hits, commits int
 	foreign, corrupt           int // foreign writes; corrupt data caught by the cache
+	powerLoss, midSave         int // power losses (crashfs); crashes inside a commit
+	bySetup                    map[string]int
 }
 
 type realProc struct {
@@ -100,16 +154,38 @@ type fileView struct {
 	entries map[string]spec.Key
 }
 
-func newWorld(dir string) (*world, error) {
-	d, err := os.MkdirTemp(dir, "xpwc-conformance-")
-	if err != nil {
-		return nil, err
+// crashfsDir is the cache directory on crashfs.
+const crashfsDir = "/cache"
+
+func newWorld(dir string, cfg worldConfig) (*world, error) {
+	w := &world{cfg: cfg}
+	switch cfg.backend {
+	case backendOS:
+		d, err := os.MkdirTemp(dir, "xpwc-conformance-")
+		if err != nil {
+			return nil, err
+		}
+		w.dir, w.base = d, vfs.OS()
+	case backendCrashFS:
+		w.cfs = crashfs.New(crashfs.Options{})
+		if err := w.cfs.MkdirAll(crashfsDir); err != nil {
+			return nil, err
+		}
+		w.dir, w.base = crashfsDir, w.cfs
 	}
-	w := &world{dir: d, path: filepath.Join(d, "weights.xpwc")}
+	w.path = filepath.Join(w.dir, "weights.xpwc")
+	w.rewrap()
 	for p := range w.procs {
 		w.procs[p] = realProc{reserved: map[spec.Name][]byte{}}
 	}
 	return w, nil
+}
+
+func (w *world) rewrap() {
+	w.fsys = w.base
+	if w.cfg.faults != nil {
+		w.fsys = errorfs.Wrap(w.base, w.cfg.faults)
+	}
 }
 
 func (w *world) close() {
@@ -118,24 +194,105 @@ func (w *world) close() {
 			_ = c.Close()
 		}
 	}
-	_ = os.RemoveAll(w.dir)
+	if w.cfg.backend == backendOS {
+		_ = os.RemoveAll(w.dir)
+	}
 }
 
-// kill ends process p: the instance goes without finalize or save, as a
-// process that dies between operations; the next one runs the versions
-// installed now.
-func (w *world) kill(p spec.Proc) error {
+// end ends process p cleanly (a restart, or an instance the harness cannot
+// crash alone): the instance closes without finalize or save, which leaves
+// the disk a crash between operations leaves; the next process runs the
+// versions installed now.
+func (w *world) end(p spec.Proc) error {
 	rp := &w.procs[p]
 	var err error
 	if rp.c != nil {
 		err = rp.c.Close()
 	}
-	*rp = realProc{kernel: w.kernel, src: w.src, reserved: map[spec.Name][]byte{}}
+	w.fresh(p)
 	return err
 }
 
-// apply runs op on the real system and observes the result.
-func (w *world) apply(op spec.Op) observation {
+func (w *world) fresh(p spec.Proc) {
+	w.procs[p] = realProc{kernel: w.kernel, src: w.src, reserved: map[spec.Name][]byte{}}
+}
+
+// alone reports whether p is the only process with an instance.
+func (w *world) alone(p spec.Proc) bool {
+	for q := range w.procs {
+		if spec.Proc(q) != p && w.procs[q].c != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// crash kills process p. On crashfs, with no other instance open, the
+// whole filesystem goes through ProcessCrash: open files, locks and
+// mappings vanish without a close, the page cache stays. midSave first
+// cuts a commit of p's after its first mutating call, so the commit point
+// is never reached. Otherwise the instance is closed (end), which leaves
+// the same disk for v3.
+func (w *world) crash(p spec.Proc, midSave bool) error {
+	rp := &w.procs[p]
+	if rp.c == nil || w.cfs == nil || !w.alone(p) {
+		if midSave {
+			return fmt.Errorf("harness: a crash inside a commit needs crashfs and no other instance")
+		}
+		return w.end(p)
+	}
+	if midSave {
+		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
+		_ = rp.c.Save()
+	}
+	w.cfs = w.cfs.ProcessCrash()
+	w.base = w.cfs
+	w.rewrap()
+	w.fresh(p)
+	return nil
+}
+
+// powerLoss kills every process. On crashfs only what was synced survives,
+// plus the share of the rest the step's loss mode keeps; midSave first
+// cuts a commit of holder's after its first mutating call. On the OS
+// filesystem every instance is closed (nothing can be lost there).
+func (w *world) powerLoss(midSave bool, holder spec.Proc) error {
+	if w.cfs == nil {
+		if midSave {
+			return fmt.Errorf("harness: power loss inside a commit needs crashfs")
+		}
+		var err error
+		for p := range w.procs {
+			err = errors.Join(err, w.end(spec.Proc(p)))
+		}
+		return err
+	}
+	if midSave {
+		c := w.procs[holder].c
+		if c == nil {
+			return fmt.Errorf("harness: power loss inside a commit of %s, which has no instance", holder)
+		}
+		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
+		_ = c.Save()
+	}
+	cfg := crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]}
+	w.cfs = w.cfs.PowerLossWith(cfg)
+	w.base = w.cfs
+	w.rewrap()
+	for p := range w.procs {
+		w.fresh(spec.Proc(p)) // the old instances died with the machine
+	}
+	if w.tally != nil {
+		w.tally.powerLoss++
+	}
+	return nil
+}
+
+// apply runs op on the real system and observes the result. holder is
+// the process the model says holds the writer lock (for a crash inside a
+// commit).
+func (w *world) apply(op spec.Op, holder spec.Proc) observation {
+	w.step++
 	var o observation
 	var before cache.Stats
 	var rp *realProc
@@ -148,7 +305,7 @@ func (w *world) apply(op spec.Op) observation {
 	switch op.Kind {
 	case spec.OpInit:
 		if rp.c == nil {
-			rp.c, o.err = cache.Open(cache.Options{Path: w.path, CompactGarbageRatio: -1})
+			rp.c, o.err = cache.Open(cache.Options{Path: w.path, FS: w.fsys, CompactGarbageRatio: -1})
 		}
 		if o.err == nil {
 			o.err = rp.c.InitializeForProgram(op.Program.String())
@@ -191,15 +348,17 @@ func (w *world) apply(op spec.Op) observation {
 		o.err = rp.c.Close()
 		*rp = realProc{kernel: rp.kernel, src: rp.src, reserved: map[spec.Name][]byte{}}
 	case spec.EvCrash:
+		mid := op.Branch == spec.BranchMidSave
+		if mid && w.tally != nil {
+			w.tally.midSave++
+		}
 		if op.Crash == spec.CrashPower {
-			for p := range w.procs {
-				o.err = errors.Join(o.err, w.kill(spec.Proc(p)))
-			}
+			o.err = w.powerLoss(mid, holder)
 		} else {
-			o.err = w.kill(op.Proc)
+			o.err = w.crash(op.Proc, mid)
 		}
 	case spec.EvRestart:
-		o.err = w.kill(op.Proc)
+		o.err = w.end(op.Proc)
 	case spec.EvKernelUpgrade:
 		w.kernel++
 	case spec.EvSourceChange:
@@ -225,7 +384,7 @@ func (w *world) apply(op spec.Op) observation {
 			w.tally.hits++
 		}
 	}
-	o.file = readFile(w.path)
+	o.file = readFile(w.base, w.path)
 	for p := range w.procs {
 		if c := w.procs[p].c; c != nil {
 			o.open[p] = true
@@ -235,16 +394,43 @@ func (w *world) apply(op spec.Op) observation {
 	return o
 }
 
+// lockHolder is the process the model says holds the writer lock (A when
+// none does; only a crash inside a commit asks, and only when one does).
+func lockHolder(s *model.State) spec.Proc {
+	return spec.Proc(max(int(s.Disk.Lock)-1, 0))
+}
+
+// run steps ops on the model and on w in lockstep from the initial state
+// and returns the first difference; visit, if not nil, sees every step.
+func (w *world) run(d *model.Design, b model.Bounds, ops []spec.Op, visit func(i int, out model.Outcome, o observation)) error {
+	s := model.Init(b)
+	for i, op := range ops {
+		outs := model.Step(d, b, s, op)
+		if len(outs) != 1 {
+			return fmt.Errorf("op %d %s: %d outcomes in the model, want 1", i+1, op, len(outs))
+		}
+		o := w.apply(op, lockHolder(&s))
+		if visit != nil {
+			visit(i, outs[0], o)
+		}
+		if diffs := compare(b, outs[0], o); len(diffs) > 0 {
+			return fmt.Errorf("op %d %s: %s", i+1, op, strings.Join(diffs, "; "))
+		}
+		s = outs[0].Next
+	}
+	return nil
+}
+
 // foreign writes to the file outside the protocol: one data byte of the
 // entry for the name, or the generation of both commit slots (zeroed, so a
 // second write cannot bring an older commit back). It syncs, as the model
 // treats foreign writes as durable.
 func (w *world) foreign(op spec.Op) error {
-	f, err := os.OpenFile(w.path, os.O_RDWR, 0)
+	f, err := w.base.OpenFile(w.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if op.Foreign == spec.ForeignIndex {
 		// The generations, not the magics: without its magic the file
 		// would be foreign, left alone rather than rebuilt (as in sim).
@@ -256,11 +442,11 @@ func (w *world) foreign(op spec.Op) error {
 		}
 		return f.Sync()
 	}
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		return err
 	}
-	parsed, err := spec.ParseV3(f, st.Size())
+	parsed, err := spec.ParseV3(f, size)
 	if err != nil {
 		return err
 	}
@@ -288,8 +474,8 @@ func sum(m map[cache.HeapReason]uint64) uint64 {
 	return s
 }
 
-func readFile(path string) fileView {
-	f, err := os.Open(path)
+func readFile(fsys vfs.FS, path string) fileView {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fileView{}
 	}
@@ -297,13 +483,13 @@ func readFile(path string) fileView {
 	if err != nil {
 		return v
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer func() { _ = f.Close() }()
+	size, err := f.Size()
 	if err != nil {
 		v.err = err
 		return v
 	}
-	parsed, err := spec.ParseV3(f, st.Size())
+	parsed, err := spec.ParseV3(f, size)
 	if err != nil {
 		v.err = err
 		return v

@@ -35,18 +35,15 @@ func replayFile(t *testing.T, path string) {
 	require.NoError(t, err)
 	d, err := harnessDesign()
 	require.NoError(t, err)
-	b := bounds()
-	w, err := newWorld(t.TempDir())
-	require.NoError(t, err)
-	defer w.close()
-	s := model.Init(b)
-	for i, op := range ops {
-		outs := model.Step(&d, b, s, op)
-		require.Len(t, outs, 1, "op %d %s: not enabled in the model", i+1, op)
-		o := w.apply(op)
-		diffs := compare(b, outs[0], o)
-		t.Logf("%2d %-40s model %+v | cache hit=%v load=%q commits=%d file=%v", i+1, op, outs[0].Result, o.hit, o.load, o.commits, o.file.entries)
-		require.Empty(t, diffs, "op %d %s", i+1, op)
-		s = outs[0].Next
+	for _, cfg := range setups {
+		t.Run(cfg.String(), func(t *testing.T) {
+			w, err := newWorld(t.TempDir(), cfg)
+			require.NoError(t, err)
+			defer w.close()
+			err = w.run(&d, bounds(), ops, func(i int, out model.Outcome, o observation) {
+				t.Logf("%2d %-40s model %+v | cache hit=%v load=%q commits=%d file=%v", i+1, out.Op, out.Result, o.hit, o.load, o.commits, o.file.entries)
+			})
+			require.NoError(t, err)
+		})
 	}
 }
