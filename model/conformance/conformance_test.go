@@ -59,11 +59,15 @@ func (c opCommand) PreCondition(st commands.State) bool {
 // cfg's backend: a crash inside a commit needs crashfs, the commit's
 // holder, and for a process crash no other process with an instance
 // (crashfs crashes one process only when it is alone; see world.crash).
+// It also needs no injected faults: the cut falls after the commit's first
+// call that reaches crashfs, with the next one in flight, and a flush that
+// an injector swallows moves that point, under lying flushes as far as the
+// commit slot, which the model (commit point not reached) does not allow.
 func runnable(cfg worldConfig, s *model.State, op spec.Op, holder spec.Proc) bool {
 	if op.Kind != spec.EvCrash || op.Branch != spec.BranchMidSave {
 		return true
 	}
-	if cfg.backend != backendCrashFS || s.Disk.Lock != uint8(holder)+1 {
+	if cfg.backend != backendCrashFS || cfg.faults != nil || s.Disk.Lock != uint8(holder)+1 {
 		return false
 	}
 	if op.Crash == spec.CrashPower {
