@@ -1,16 +1,216 @@
 package conform
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"sort"
 
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // GoAdapter is xpwc's own cache behind the protocol, under design name:
-// "reference" is the cache as it is.
+// "reference" is the cache as it is; a design variant of the model's
+// catalog is the cache with that design's historical bug put back by a
+// wrapper (variants), claiming every capability the reference claims, as
+// the historical caches claimed to be correct. The conformance run must
+// catch each one.
 func GoAdapter(design string) (Adapter, error) {
-	if design != "reference" {
-		return Adapter{}, fmt.Errorf("conform: no adapter for design %q", design)
+	a := Adapter{Name: "xpwc-go", Capabilities: Capabilities(), Format: "v3", Open: sim.OpenGo}
+	if design == "reference" {
+		return a, nil
 	}
-	return Adapter{Name: "xpwc-go", Capabilities: Capabilities(), Format: "v3", Open: sim.OpenGo}, nil
+	wrap, ok := variants[design]
+	if !ok {
+		if _, err := model.DesignByName(design); err == nil {
+			return Adapter{}, fmt.Errorf("conform: design %q has no adapter (%s)", design, notEmulated[design])
+		}
+		return Adapter{}, fmt.Errorf("conform: unknown design %q (reference, %v)", design, VariantNames())
+	}
+	a.Name = "xpwc-go/" + design
+	a.Open = func(path string, fsys vfs.FS) (sim.Instance, error) {
+		in, err := sim.OpenGo(path, fsys)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(path, in), nil
+	}
+	return a, nil
+}
+
+// VariantNames lists the designs GoAdapter serves besides the reference.
+func VariantNames() []string {
+	var out []string
+	for n := range variants {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notEmulated says, for each design of the catalog without an adapter,
+// why a process behind the protocol cannot show its bug.
+var notEmulated = map[string]string{
+	"borrowed-options":          "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
+	"no-commit-point":           "its bug needs a crash at an instant inside a commit; the driver kills an adapter only between requests",
+	"pr19988-cache-loaded-flag": "its second mapping of the instance's own regions changes no result the protocol carries (the reference reloads at that init too); a count of mappings in the protocol would show it",
+}
+
+// variants put a historical bug back into the reference cache, each the
+// smallest change that shows it through the protocol.
+var variants = map[string]func(path string, in sim.Instance) sim.Instance{
+	// Entries keyed by name alone (v1 files): a look-up is answered
+	// whatever seed, fingerprint and source the entry was packed for.
+	"v1-no-seed": func(path string, in sim.Instance) sim.Instance {
+		return &noSeed{Instance: in, path: path, byName: map[string]spec.Key{}}
+	},
+	// Nothing persists from one launch to the next: every instance
+	// truncates the file in place when it starts (PR 19862's fresh file).
+	"pr19862-no-index": func(path string, in sim.Instance) sim.Instance {
+		return &truncating{Instance: in, path: path, always: true}
+	},
+	// A file whose index does not load is truncated in place instead of
+	// replaced by rename, under other processes' mappings.
+	"truncate-in-place": func(path string, in sim.Instance) sim.Instance {
+		return &truncating{Instance: in, path: path}
+	},
+	// An instance that loaded a file sends every re-pack to the heap.
+	"repack-to-heap": func(_ string, in sim.Instance) sim.Instance {
+		return &repackToHeap{Instance: in, heap: map[spec.Key][]byte{}}
+	},
+}
+
+// noSeed keys entries by name alone: a look-up is answered with whatever
+// entry the weight's name has, from this instance's inserts or the file's
+// committed index, whatever seed, fingerprint and source it was packed for.
+type noSeed struct {
+	sim.Instance
+	path   string
+	byName map[string]spec.Key
+}
+
+func (n *noSeed) InitializeForProgram(p string) error {
+	err := n.Instance.InitializeForProgram(p)
+	if b, rerr := os.ReadFile(n.path); rerr == nil {
+		if f, perr := spec.ParseV3(bytes.NewReader(b), int64(len(b))); perr == nil {
+			for _, e := range f.Entries {
+				n.byName[e.Key.Weight] = e.Key
+			}
+		}
+	}
+	return err
+}
+
+func (n *noSeed) LookUp(k spec.Key) (sim.Handle, bool) {
+	if old, ok := n.byName[k.Weight]; ok {
+		k = old
+	}
+	return n.Instance.LookUp(k)
+}
+
+func (n *noSeed) Insert(k spec.Key, r sim.Reservation) error {
+	n.byName[k.Weight] = k
+	return n.Instance.Insert(k, r)
+}
+
+// truncating truncates the file in place at its first init (always), or
+// after an init whose load rejected the file. An instance that truncates
+// at its start never loads: it reports the empty file it made.
+type truncating struct {
+	sim.Instance
+	path    string
+	always  bool
+	started bool
+	fresh   bool
+}
+
+func (t *truncating) Stats() cache.Stats {
+	st := t.Instance.Stats()
+	if t.fresh {
+		st.Load, st.LoadErr = cache.LoadMissing, nil
+	}
+	return st
+}
+
+func (t *truncating) InitializeForProgram(p string) error {
+	first := !t.started
+	t.started = true
+	if t.always && first && t.path != "" {
+		if err := os.Truncate(t.path, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	err := t.Instance.InitializeForProgram(p)
+	t.fresh = t.always && first
+	if !t.always && t.Instance.Stats().Load == cache.LoadRejected && t.path != "" {
+		if terr := os.Truncate(t.path, 0); terr != nil {
+			return terr
+		}
+	}
+	return err
+}
+
+// repackToHeap keeps re-packs of an instance that loaded a file in its own
+// heap map, never in the cache.
+type repackToHeap struct {
+	sim.Instance
+	heap    map[spec.Key][]byte
+	handles [][]byte
+	pending map[uint64][]byte
+}
+
+// heapBit marks the handles and reservation ids of heap packings.
+const heapBit = 1 << 62
+
+func (h *repackToHeap) loaded() bool { return h.Instance.Stats().Load == cache.LoadOK }
+
+func (h *repackToHeap) LookUp(k spec.Key) (sim.Handle, bool) {
+	if b, ok := h.heap[k]; ok {
+		h.handles = append(h.handles, b)
+		return sim.Handle(heapBit | uint64(len(h.handles))), true
+	}
+	return h.Instance.LookUp(k)
+}
+
+func (h *repackToHeap) Bytes(hd sim.Handle) ([]byte, error) {
+	if hd&heapBit != 0 {
+		i := int(hd &^ heapBit)
+		if i < 1 || i > len(h.handles) {
+			return nil, cache.ErrStaleHandle
+		}
+		return h.handles[i-1], nil
+	}
+	return h.Instance.Bytes(hd)
+}
+
+func (h *repackToHeap) ReserveSpace(n int) (sim.Reservation, error) {
+	if !h.loaded() {
+		return h.Instance.ReserveSpace(n)
+	}
+	if h.pending == nil {
+		h.pending = map[uint64][]byte{}
+	}
+	id := heapBit | uint64(len(h.pending)+1)
+	b := make([]byte, n)
+	h.pending[id] = b
+	return sim.Reservation{ID: id, Buf: b}, nil
+}
+
+func (h *repackToHeap) Insert(k spec.Key, r sim.Reservation) error {
+	if r.ID&heapBit == 0 {
+		return h.Instance.Insert(k, r)
+	}
+	h.heap[k] = r.Buf
+	return nil
+}
+
+func (h *repackToHeap) DeleteProgram(p string) error {
+	clear(h.heap)
+	return h.Instance.DeleteProgram(p)
 }

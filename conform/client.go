@@ -45,6 +45,9 @@ func ParseCommand(s string) (Command, error) {
 	return Command{Argv: f}, nil
 }
 
+// String is the command as typed.
+func (c Command) String() string { return strings.Join(c.Argv, " ") }
+
 // Hello is what an adapter said about itself.
 type Hello struct {
 	Name         string   `json:"name"`

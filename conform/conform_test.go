@@ -7,6 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/sim"
 )
 
 var (
@@ -39,6 +44,10 @@ func adapter(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(misbehaveEnv); mode != "" {
+		// Re-executed as a misbehaving adapter (misbehave_test.go).
+		os.Exit(misbehave(mode, os.Stdin, os.Stdout))
+	}
 	code := m.Run()
 	if adapterBin != "" && buildErr == nil {
 		_ = os.RemoveAll(filepath.Dir(adapterBin))
@@ -79,4 +88,84 @@ func summarize(cs []Check) string {
 		b.WriteString(c.ID + "=" + c.Verdict + " ")
 	}
 	return b.String()
+}
+
+// bugTraces is the suite's design-variant files: the explorer's shortest
+// trace for each variant's bug, which Run holds to the reference.
+func bugTraces(t *testing.T) []sim.File {
+	fs, err := sim.Scenarios()
+	require.NoError(t, err)
+	var out []sim.File
+	for _, f := range fs {
+		if strings.HasPrefix(f.Name, "bug-") {
+			out = append(out, f)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestVariantsCaught: the Go adapter under each design variant it serves
+// claims every capability the reference claims, and lacks one: the run
+// catches it (exit 1 in simrun), with a shrunk failing trace judged by the
+// model as the variant itself, breaking the invariants the catalog knows
+// it for. The trace, written as a scenario file, fails again through the
+// variant and passes through the reference.
+func TestVariantsCaught(t *testing.T) {
+	bin := adapter(t)
+	ref := Command{Argv: []string{bin}}
+	for _, name := range VariantNames() {
+		t.Run(name, func(t *testing.T) {
+			d, err := model.DesignByName(name)
+			require.NoError(t, err)
+			cmd := Command{Argv: []string{bin, "--design", name}}
+			out := t.TempDir()
+			rep, err := Run(Options{Command: cmd, Scenarios: bugTraces(t), OutDir: out})
+			require.NoError(t, err)
+			require.False(t, rep.OK(), "variant %s not caught", name)
+			var found *ScenarioResult
+			for i, s := range rep.Scenarios {
+				require.NotEqual(t, Fault, s.Verdict, "%s: %s", s.Name, s.Reason)
+				if s.Verdict == Broken && s.Closest == name && found == nil {
+					found = &rep.Scenarios[i]
+				}
+			}
+			require.NotNil(t, found, "no broken run judged closest to %s", name)
+			for _, id := range d.Expect {
+				require.Contains(t, found.Broke, string(id), "%s", found.Name)
+			}
+			require.NotEmpty(t, found.File)
+			b, err := os.ReadFile(found.File)
+			require.NoError(t, err)
+			f := sim.File{Name: found.File, Text: string(b)}
+			again := sim.RunScenario(f, sim.Config{Backend: sim.BackendOS, Dir: t.TempDir(), Open: Opener(cmd, nil)})
+			require.False(t, again.OK(), "the written trace does not fail through %s", name)
+			passes := sim.RunScenario(f, sim.Config{Backend: sim.BackendOS, Dir: t.TempDir(), Open: Opener(ref, nil)})
+			require.True(t, passes.OK(), "the written trace fails through the reference: %v %v", passes.Err, passes.Mismatches)
+			var broken []string
+			for _, c := range rep.Checks {
+				if c.Verdict == Broken {
+					broken = append(broken, c.ID)
+				}
+			}
+			for _, id := range d.Expect {
+				require.Contains(t, broken, string(id))
+			}
+			t.Logf("%s: %s shrunk to %d ops, breaks %v; checks broken: %v", name, found.Name, found.Shrunk, found.Broke, broken)
+		})
+	}
+}
+
+// TestEveryVariantHasAnAdapterOrAReason: each design of the catalog is
+// served by GoAdapter or named with the reason it cannot be.
+func TestEveryVariantHasAnAdapterOrAReason(t *testing.T) {
+	for _, d := range model.Designs() {
+		_, err := GoAdapter(d.Name)
+		if err != nil {
+			require.Contains(t, notEmulated, d.Name, "%v", err)
+			require.Contains(t, err.Error(), notEmulated[d.Name])
+		}
+	}
+	_, err := GoAdapter("no-such-design")
+	require.ErrorContains(t, err, "unknown design")
 }

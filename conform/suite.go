@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -32,6 +33,14 @@ type ScenarioResult struct {
 	Missing []string `json:"missing,omitempty"` // of those, not claimed
 	Reason  string   `json:"reason,omitempty"`  // why it failed or was skipped
 	Steps   int      `json:"steps,omitempty"`
+	// For a broken one: the invariants the model says the implementation
+	// broke on the shrunk trace, the design variant of the catalog whose
+	// model behaves the same there, the shrunk trace's length and the
+	// scenario file it was written to (Options.OutDir).
+	Broke   []string `json:"broke,omitempty"`
+	Closest string   `json:"closest,omitempty"`
+	Shrunk  int      `json:"shrunk,omitempty"`
+	File    string   `json:"file,omitempty"`
 }
 
 // Report is the outcome of a conformance run.
@@ -66,7 +75,26 @@ type Options struct {
 	Scenarios []sim.File
 	// Trace receives each run's step-by-step account (sim.Config.Trace).
 	Trace io.Writer
-	_     struct{}
+	// OutDir receives each broken run's shrunk trace as a scenario file;
+	// "" writes none.
+	OutDir string
+	// Walks model-guided random walks of Steps ops each (seeded Seed,
+	// Seed+1, …) run after the scenarios, over Names names.
+	Walks, Steps, Names int
+	Seed                uint64
+	_                   struct{}
+}
+
+// runOps runs ops through the adapter in lockstep with the reference
+// model, on a cache file in a fresh temporary directory.
+func (o Options) runOps(b model.Bounds, ops []spec.Op) (sim.Trace, error) {
+	dir, err := os.MkdirTemp("", "xpwc-conform-")
+	if err != nil {
+		return sim.Trace{}, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	cfg := sim.Config{Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace}
+	return sim.RunOpsTrace(cfg, "", b, append([]spec.Op(nil), ops...))
 }
 
 // Run starts the adapter once to read its hello, then replays every
@@ -88,6 +116,15 @@ func Run(o Options) (*Report, error) {
 	_ = cl.Close()
 	for _, f := range files {
 		rep.Scenarios = append(rep.Scenarios, runScenario(o, rep.Adapter, f))
+		if b, ops, ok := variantTrace(f); ok {
+			// A design variant's trace (the explorer's shortest, as its
+			// scenario file keeps it), held to the reference: the run an
+			// implementation with that variant's bug fails.
+			rep.Scenarios = append(rep.Scenarios, runTrace(o, rep.Adapter, f.Name+" (as reference)", b, ops))
+		}
+	}
+	for i := 0; i < o.Walks; i++ {
+		rep.Scenarios = append(rep.Scenarios, runWalk(o, rep.Adapter, o.Seed+uint64(i)))
 	}
 	rep.Checks = checks(rep.Scenarios)
 	return rep, nil
@@ -133,10 +170,11 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace})
 	res.Steps = r.Steps
 	switch {
-	case errors.Is(r.Err, sim.ErrImplementation):
+	case errors.Is(r.Err, sim.ErrImplementation) && !isSIGBUS(r.Err):
 		res.Verdict, res.Reason = Fault, r.Err.Error()
 	case r.Err != nil:
 		res.Verdict, res.Reason = Broken, r.Err.Error()
+		res.broken(o, r.Trace, r.Err)
 	case len(r.Mismatches) > 0:
 		m := r.Mismatches[0]
 		res.Verdict = Broken
@@ -145,6 +183,91 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		res.Verdict = Holds
 	}
 	return res
+}
+
+// broken shrinks and judges a failing trace into res.
+func (res *ScenarioResult) broken(o Options, tr sim.Trace, err error) {
+	j, n, file := shrinkAndJudge(o, res.Name, tr, err)
+	res.Closest, res.Shrunk, res.File = j.Closest, n, file
+	for _, id := range j.Invariants {
+		if inv, ok := spec.InvariantByID(id); ok {
+			res.Broke = append(res.Broke, string(inv.Guarantee))
+		}
+		res.Broke = append(res.Broke, string(id))
+	}
+	res.Broke = sortIDs(res.Broke)
+}
+
+// runWalk runs one model-guided random walk.
+func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
+	b := model.DefaultBounds()
+	if o.Names > 0 {
+		b.Names = o.Names
+	}
+	ref, _ := model.DesignByName("reference")
+	ops := sim.Generate(seed, o.Steps, ref, b, sim.GenOptions{})
+	return runTrace(o, h, fmt.Sprintf("walk seed=%d", seed), b, ops)
+}
+
+// runTrace runs ops through the adapter, cut before the first op that
+// needs a capability the adapter does not claim. Commits take the
+// adapter's compaction decisions (sim.RunOps).
+func runTrace(o Options, h Hello, name string, b model.Bounds, ops []spec.Op) ScenarioResult {
+	res := ScenarioResult{Name: name}
+cut:
+	for i, op := range ops {
+		for _, c := range needsOp(op) {
+			if !h.Claims(c) {
+				ops = ops[:i]
+				break cut
+			}
+		}
+	}
+	tr, err := o.runOps(b, ops)
+	res.Steps = len(tr.Ops)
+	switch {
+	case errors.Is(err, sim.ErrImplementation) && !isSIGBUS(err):
+		res.Verdict, res.Reason = Fault, err.Error()
+	case err != nil:
+		res.Verdict, res.Reason = Broken, err.Error()
+		res.broken(o, tr, err)
+	default:
+		res.Verdict = Holds
+	}
+	return res
+}
+
+// variantTrace reads a design variant's scenario file (the explorer's
+// shortest trace for its bug) as bounds and ops, to be held to the
+// reference design when the reference enables them all.
+func variantTrace(f sim.File) (model.Bounds, []spec.Op, bool) {
+	b := model.DefaultBounds()
+	ds, err := sim.ParseScenario(f.Text)
+	if err != nil || len(ds) == 0 || !strings.HasPrefix(ds[0].Text, "design") {
+		return b, nil, false
+	}
+	r, err := sim.NewRunner(sim.Config{Backend: sim.BackendModel})
+	if err != nil {
+		return b, nil, false
+	}
+	var ops []spec.Op
+	for _, d := range ds[1:] {
+		if strings.HasPrefix(d.Text, "bounds") {
+			if _, err := r.Exec(d.Text); err != nil {
+				return b, nil, false
+			}
+			b = r.Bounds()
+			continue
+		}
+		if op, err := sim.ParseOpLine(d.Text); err == nil {
+			ops = append(ops, op)
+		}
+	}
+	ref, _ := model.DesignByName("reference")
+	if !sim.Replayable(ref, b, ops) {
+		return b, nil, false
+	}
+	return b, ops, true
 }
 
 // prepare drops the directives that read the Go cache's own counters and
@@ -224,8 +347,12 @@ func cites(text string) []string {
 			out = append(out, id)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return idLess(out[i], out[j]) })
-	return out
+	return sortIDs(out)
+}
+
+func sortIDs(ids []string) []string {
+	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
+	return ids
 }
 
 // fullID turns I2 into the invariant's stable ID (I2-no-corrupt-hit).
@@ -249,14 +376,21 @@ func idLess(a, b string) bool {
 	return x < y
 }
 
-// checks folds scenario verdicts into one per cited ID: broken when any
-// citing scenario broke, holds when at least one held and none broke, not
-// claimed when every citing scenario needed a capability not claimed.
+// checks folds scenario verdicts into one per ID: broken when a run broke
+// it (by the model's judgement of the shrunk trace, or, when the model
+// names nothing, by the scenario's citation), holds when at least one
+// citing scenario held and none broke it, not claimed when every citing
+// scenario needed a capability not claimed. A protocol fault judges
+// nothing (the report is not OK).
 func checks(rs []ScenarioResult) []Check {
 	by := map[string]*Check{}
 	var ids []string
 	for _, r := range rs {
-		for _, id := range r.Cites {
+		cited := r.Cites
+		if r.Verdict == Broken && len(r.Broke) > 0 {
+			cited = r.Broke
+		}
+		for _, id := range cited {
 			c := by[id]
 			if c == nil {
 				c = &Check{ID: id}
@@ -264,7 +398,7 @@ func checks(rs []ScenarioResult) []Check {
 				ids = append(ids, id)
 			}
 			switch r.Verdict {
-			case Broken, Fault:
+			case Broken:
 				if c.Verdict != Broken {
 					c.By = nil
 				}

@@ -75,11 +75,22 @@ func Replayable(d model.Design, b model.Bounds, ops []spec.Op) bool {
 // when every step agreed. Each commit takes the cache's compaction
 // decision, recorded in its op's Branch (ops is updated in place).
 func RunOps(cfg Config, design string, b model.Bounds, ops []spec.Op) error {
+	_, err := RunOpsTrace(cfg, design, b, ops)
+	return err
+}
+
+// RunOpsTrace is RunOps returning what the run stepped, up to its failure.
+func RunOpsTrace(cfg Config, design string, b model.Bounds, ops []spec.Op) (Trace, error) {
 	r, err := NewRunner(cfg)
 	if err != nil {
-		return err
+		return Trace{}, err
 	}
 	defer r.Close()
+	err = r.runOps(design, b, ops)
+	return r.Trace(), err
+}
+
+func (r *Runner) runOps(design string, b model.Bounds, ops []spec.Op) error {
 	if design != "" {
 		if _, err := r.Exec("design name=" + design); err != nil {
 			return err

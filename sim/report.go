@@ -27,6 +27,8 @@ type Report struct {
 	// directive ran.
 	Err        error
 	Mismatches []Mismatch
+	// Trace is what the run stepped, up to the failure when there is one.
+	Trace Trace
 }
 
 // OK reports whether the scenario passed.
@@ -72,6 +74,7 @@ func RunScenario(f File, cfg Config) Report {
 	for _, d := range ds {
 		got, err := r.Exec(d.Text)
 		rep.Steps++
+		rep.Trace = r.Trace()
 		if err != nil {
 			rep.Err = fmt.Errorf("%s:%d: %w", f.Name, d.Line, err)
 			return rep

@@ -58,6 +58,25 @@ type Runner struct {
 	// later generated ops may not be enabled any more.
 	diverted bool
 	last     spec.Op // the last op performed, with the branch it took
+	// performed lists the lifecycle ops stepped, each with its branch, and
+	// observed the cache's result of the last (see Trace).
+	performed []spec.Op
+	observed  spec.Result
+}
+
+// Trace is what a run stepped: the design and bounds, every lifecycle op
+// with the branch it took (the failing one last), and the cache's result
+// of the last op. A judge replays it under the model's designs.
+type Trace struct {
+	Design   string
+	Bounds   model.Bounds
+	Ops      []spec.Op
+	Observed spec.Result
+}
+
+// Trace returns the run's trace so far.
+func (r *Runner) Trace() Trace {
+	return Trace{Design: r.design.Name, Bounds: r.bounds, Ops: append([]spec.Op(nil), r.performed...), Observed: r.observed}
 }
 
 // NewRunner returns a runner on the reference design with the model's
@@ -99,6 +118,9 @@ func (r *Runner) Close() {
 
 // Design is the design the runner steps.
 func (r *Runner) Design() model.Design { return r.design }
+
+// Bounds are the model's bounds of the run.
+func (r *Runner) Bounds() model.Bounds { return r.bounds }
 
 // State is the model's current state.
 func (r *Runner) State() model.State { return r.st }
@@ -235,16 +257,21 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 
 	var got spec.Result
 	var perr, cerr error
+	var shrunk string
 	if r.real != nil {
 		r.real.step = r.steps
 		holder := int(prev.Disk.Lock) - 1
 		before := r.real.compactions(out.Op.Proc)
+		live := r.real.liveInfo()
 		got, perr = r.real.perform(out.Op, holder)
+		shrunk = r.real.shrunkInPlace(live)
 		if commits(out.Op.Kind) {
 			out, cerr = r.matchCompaction(prev, out, r.real.compactions(out.Op.Proc) > before)
 		}
 	}
 	r.st = out.Next
+	r.performed = append(r.performed, out.Op)
+	r.observed = got
 
 	var b strings.Builder
 	b.WriteString(DescribeResult(out.Op, out.Result))
@@ -274,6 +301,10 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			err = cerr
 		}
 		derr := r.compare(out, got)
+		if derr == nil && shrunk != "" {
+			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
+				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
+		}
 		if derr == nil && r.inj == nil && (out.Result.Wrote || got.Wrote) {
 			// A write is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.

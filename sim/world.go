@@ -173,6 +173,28 @@ func (w *world) readFile() ([]byte, error) {
 	return b, nil
 }
 
+// liveInfo is the live file's FileInfo, nil when there is none.
+func (w *world) liveInfo() os.FileInfo {
+	fi, err := w.base.Stat(w.path)
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// shrunkInPlace describes a truncation of the live file in place since
+// before: the same file, smaller. The reference never does it (it appends,
+// or replaces the file by rename), since another process may map the bytes
+// cut and take SIGBUS on its next access (I8). Only the OS backend tells
+// files apart (os.SameFile); elsewhere it reports nothing.
+func (w *world) shrunkInPlace(before os.FileInfo) string {
+	after := w.liveInfo()
+	if before == nil || after == nil || !os.SameFile(before, after) || after.Size() >= before.Size() {
+		return ""
+	}
+	return fmt.Sprintf("truncated in place from %d to %d bytes", before.Size(), after.Size())
+}
+
 // sizes maps the live file and writers' temporary files to their sizes: a
 // reservation in the file grows one of them (or creates a new temporary
 // file, while a writer may remove a crashed writer's leftover).

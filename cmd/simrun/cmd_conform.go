@@ -15,16 +15,25 @@ import (
 // docs/conform.md to it, replays the scenario suite through it and reports
 // which guarantees and invariants hold, break or are not claimed.
 func cmdConform(e *env, args []string) int {
-	fs := newFlagSet(e, "conform", "simrun conform --exec 'CMD ARGS' [--json] [--timeout DURATION]",
-		"  runs the scenario suite through an adapter speaking docs/conform.md's protocol")
+	fs := newFlagSet(e, "conform", "simrun conform --exec 'CMD ARGS' [--json] [--timeout DURATION] [--out DIR]",
+		"                      [--walks N] [--steps N] [--seed S] [--names N]",
+		"  runs the scenario suite and seeded random walks through an adapter speaking docs/conform.md's protocol")
 	execCmd := fs.String("exec", "", "the adapter command and its arguments, split on white space")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	timeout := fs.Duration("timeout", conform.DefaultTimeout, "the longest the adapter may take to answer one request")
+	out := fs.String("out", "", "write each failure's shrunk trace as a scenario file into this directory")
+	walks := fs.Int("walks", 20, "model-guided random walks after the scenarios")
+	steps := fs.Int("steps", 40, "ops per random walk")
+	seed := fs.Uint64("seed", 1, "seed of the first random walk (walk i uses seed+i)")
+	names := fs.Int("names", 2, "names (packed weights) in the random walks, 1 to 3")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if fs.NArg() != 0 {
 		return usageError(e, "conform", "unexpected argument %q", fs.Arg(0))
+	}
+	if *walks < 0 || *steps < 1 || *names < 1 || *names > 3 {
+		return usageError(e, "conform", "--walks must be at least 0, --steps at least 1, --names 1 to 3")
 	}
 	cmd, err := conform.ParseCommand(*execCmd)
 	if err != nil {
@@ -35,7 +44,7 @@ func cmdConform(e *env, args []string) int {
 	}
 	cmd.Timeout = *timeout
 	start := time.Now()
-	rep, err := conform.Run(conform.Options{Command: cmd})
+	rep, err := conform.Run(conform.Options{Command: cmd, OutDir: *out, Walks: *walks, Steps: *steps, Seed: *seed, Names: *names})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun conform: %v\n", err)
 		return exitProblem
@@ -67,6 +76,10 @@ func printConform(e *env, rep *conform.Report, took time.Duration) {
 		if len(s.Missing) > 0 {
 			note = "needs " + strings.Join(s.Missing, ", ")
 		}
+		if s.Verdict == conform.Broken {
+			note = fmt.Sprintf("breaks %s; closest variant %s; shrunk to %d ops %s\n\t\t%s",
+				strings.Join(s.Broke, " "), orNone(s.Closest), s.Shrunk, s.File, strings.ReplaceAll(s.Reason, "\n", "\n\t\t"))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Verdict, s.Name, note)
 	}
 	_ = tw.Flush()
@@ -77,4 +90,11 @@ func printConform(e *env, rep *conform.Report, took time.Duration) {
 	_ = tw.Flush()
 	fmt.Fprintf(e.stdout, "\n%d held, %d broken, %d protocol faults, %d not claimed, %d skipped in %.1fs\n",
 		count[conform.Holds], count[conform.Broken], count[conform.Fault], count[conform.NotClaimed], count[conform.Skipped], took.Seconds())
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

@@ -48,9 +48,32 @@ func TestConformReference(t *testing.T) {
 	require.Contains(t, out.String(), `"verdict": "holds"`)
 
 	out.Reset()
-	code = run(&env{stdout: &out, stderr: &errOut}, []string{"conform", "--exec", bin})
+	code = run(&env{stdout: &out, stderr: &errOut}, []string{"conform", "--exec", bin, "--walks", "2"})
 	require.Equal(t, exitOK, code, "%s%s", out.String(), errOut.String())
 	require.Regexp(t, `\d+ held, 0 broken, 0 protocol faults`, out.String())
+	require.Contains(t, out.String(), "holds    walk seed=2")
+}
+
+// TestConformVariant: a design variant of the adapter exits 1, naming a
+// broken invariant and the matching variant; the shrunk trace it writes
+// fails through `simrun replay --exec` of the variant and passes through
+// the reference.
+func TestConformVariant(t *testing.T) {
+	bin := buildAdapter(t)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errOut}, []string{"conform", "--exec", bin + " --design v1-no-seed", "--walks", "0", "--out", dir})
+	require.Equal(t, exitProblem, code, "%s%s", out.String(), errOut.String())
+	require.Contains(t, out.String(), "breaks G1 I1-no-stale-hit; closest variant v1-no-seed")
+	require.Regexp(t, `I1-no-stale-hit +broken`, out.String())
+	files, err := filepath.Glob(filepath.Join(dir, "conform-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	out.Reset()
+	require.Equal(t, exitProblem, run(&env{stdout: &out, stderr: &errOut}, []string{"replay", "--exec", bin + " --design v1-no-seed", files[0]}), out.String())
+	out.Reset()
+	require.Equal(t, exitOK, run(&env{stdout: &out, stderr: &errOut}, []string{"replay", "--exec", bin, files[0]}), out.String())
+	require.Contains(t, out.String(), "1 passed")
 }
 
 // TestConformUsage: --exec is required; a command that cannot start is a

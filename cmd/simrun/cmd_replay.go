@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/xpwc/xpwc/conform"
 	"github.com/xpwc/xpwc/sim"
 )
 
@@ -13,9 +14,12 @@ import (
 // cache (docs/scenarios.md). Each file runs on every backend it supports,
 // or on the one --backend names.
 func cmdReplay(e *env, args []string) int {
-	fs := newFlagSet(e, "replay", "simrun replay [-v] [--rewrite] [--backend NAME] FILE|DIR|embedded ...", "  embedded (or --embedded) replays the scenario suite compiled into simrun")
+	fs := newFlagSet(e, "replay", "simrun replay [-v] [--rewrite] [--backend NAME] [--exec 'CMD ARGS'] FILE|DIR|embedded ...",
+		"  embedded (or --embedded) replays the scenario suite compiled into simrun;",
+		"  --exec replays on the OS filesystem through an adapter process (docs/conform.md) instead of xpwc's cache")
 	verbose := fs.Bool("v", false, "print every step with the model's state and the cache's observable state")
 	backend := fs.String("backend", "", "run only on this backend: crashfs, os or model (default: every backend a file supports)")
+	execCmd := fs.String("exec", "", "replay through this adapter command (docs/conform.md), on the os backend only")
 	rewrite := fs.Bool("rewrite", false, "write the outputs into the files (not embedded ones) where they differ; refused for a file with a divergence or an error")
 	paths, ok := parseInterspersed(fs, args, "embedded", "--embedded")
 	if !ok {
@@ -30,6 +34,14 @@ func cmdReplay(e *env, args []string) int {
 	default:
 		fmt.Fprintf(e.stderr, "simrun replay: unknown backend %q\n", *backend)
 		return exitUsage
+	}
+	var open sim.Opener
+	if *execCmd != "" {
+		cmd, err := conform.ParseCommand(*execCmd)
+		if err != nil {
+			return usageError(e, "replay", "%v", err)
+		}
+		open = conform.Opener(cmd, nil)
 	}
 	var files []sim.File
 	for _, p := range paths {
@@ -55,11 +67,11 @@ func cmdReplay(e *env, args []string) int {
 		// A file that does not parse runs once and reports where.
 		backends, _ := sim.Backends(f.Text)
 		for _, b := range backends {
-			if *backend != "" && sim.Backend(*backend) != b {
+			if *backend != "" && sim.Backend(*backend) != b || open != nil && b != sim.BackendOS {
 				continue
 			}
 			ran++
-			rep := sim.RunScenario(f, sim.Config{Backend: b, Trace: trace})
+			rep := sim.RunScenario(f, sim.Config{Backend: b, Trace: trace, Open: open})
 			if *rewrite && rep.Err == nil && len(rep.Mismatches) > 0 && f.Path != "" {
 				if err := rewriteFile(f, rep); err != nil {
 					fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
@@ -67,7 +79,7 @@ func cmdReplay(e *env, args []string) int {
 				}
 				fmt.Fprintf(e.stdout, "rewrote %s (%d outputs)\n", f.Path, len(rep.Mismatches))
 				f.Text, _ = readText(f.Path)
-				rep = sim.RunScenario(f, sim.Config{Backend: b})
+				rep = sim.RunScenario(f, sim.Config{Backend: b, Open: open})
 			}
 			printReport(e.stdout, rep)
 			if !rep.OK() {
