@@ -3,6 +3,7 @@ package fuzz
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/xpwc/xpwc/spec"
@@ -92,6 +93,7 @@ func checkV2(t *testing.T, data []byte) *spec.V2File {
 	if err != nil || !et.Accepts || et.Entries != len(v.Entries) {
 		t.Fatalf("ParseV2 accepts %d entries, ExecuTorch's rules give %+v (%v)", len(v.Entries), et, err)
 	}
+	checkMap(t, spec.MapV2(v), strictReader{t, data}, spec.FormatV2, v.Size)
 	enc := spec.EncodeV2Index(v.IndexStart, v.Entries)
 	if !bytes.Equal(enc, data[v.IndexStart:]) {
 		t.Fatal("accepted v2 index does not re-encode to its own bytes")
@@ -136,6 +138,7 @@ func checkV3(t *testing.T, data []byte) *spec.V3File {
 	if v.LiveBytes+v.GarbageBytes+c.IndexLen+uint64(v.PageSize) != size {
 		t.Fatalf("byte accounting: live %d garbage %d index %d page %d size %d", v.LiveBytes, v.GarbageBytes, c.IndexLen, v.PageSize, size)
 	}
+	checkMap(t, spec.MapV3(v), r, spec.FormatV3, v.Size)
 	idx := spec.EncodeV3Index(v.Entries)
 	if !bytes.Equal(idx, data[c.IndexOff:c.IndexOff+c.IndexLen]) {
 		t.Fatal("accepted v3 index does not re-encode to its own bytes")
@@ -144,6 +147,32 @@ func checkV3(t *testing.T, data []byte) *spec.V3File {
 		t.Fatalf("accepted v3 file detected as %v, %v", f, err)
 	}
 	return v
+}
+
+// checkMap holds the byte map of an accepted file, and the same map with
+// its dead ranges explained, to being a partition of the file in order; the
+// explanation keeps the garbage.
+func checkMap(t *testing.T, rs []spec.Range, r io.ReaderAt, format spec.Format, size int64) {
+	t.Helper()
+	ex, err := spec.ExplainDead(rs, r, format)
+	if err != nil {
+		t.Fatalf("ExplainDead: %v", err)
+	}
+	for _, m := range [][]spec.Range{rs, ex} {
+		pos := int64(0)
+		for _, x := range m {
+			if x.Off != pos || x.Len <= 0 {
+				t.Fatalf("byte map not a partition at %d: %+v", pos, x)
+			}
+			pos += x.Len
+		}
+		if pos != size {
+			t.Fatalf("byte map covers %d of %d bytes", pos, size)
+		}
+	}
+	if spec.Garbage(rs) != spec.Garbage(ex) {
+		t.Fatalf("ExplainDead changed the garbage: %d, %d", spec.Garbage(rs), spec.Garbage(ex))
+	}
 }
 
 func equalEntries(a, b []spec.Entry) bool {

@@ -2,6 +2,7 @@ package spec_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,42 @@ func TestByteMap(t *testing.T) {
 	require.Equal(t, int64(pv3.Commit.IndexLen), sum[spec.RangeIndex])
 	require.Positive(t, sum[spec.RangeDead], "the first save's data and index are dead")
 	require.Equal(t, spec.RangeSlot, rs[0].Kind)
+}
+
+// TestExplainDead: the dead ranges of a byte map are split around the index
+// blocks of earlier saves (whole: superseded; cut short: torn), the map
+// still partitions the file, and the garbage stays the same.
+func TestExplainDead(t *testing.T) {
+	b := spectest.NewV3(4096)
+	b.Save(spectest.Weights(2, 5000, 1))
+	b.Save(spectest.Weights(3, 700, 2))
+	pv3, err := spec.ParseV3(bytes.NewReader(b.File), int64(len(b.File)))
+	require.NoError(t, err)
+	plain := spec.MapV3(pv3)
+	rs, err := spec.ExplainDead(plain, bytes.NewReader(b.File), spec.FormatV3)
+	require.NoError(t, err)
+	checkPartition(t, rs, pv3.Size)
+	require.Equal(t, spec.Garbage(plain), spec.Garbage(rs))
+	var old *spec.Range
+	for i := range rs {
+		if rs[i].Name == "superseded index, 2 entries" {
+			old = &rs[i]
+		}
+	}
+	require.NotNil(t, old, "the first save's index block is named: %v", rs)
+	require.Equal(t, spec.RangeDead, old.Kind)
+	require.Equal(t, spec.V3IndexMagic, string(b.File[old.Off:old.Off+8]))
+
+	// The same block with a count past what it holds: torn.
+	torn := append([]byte(nil), b.File...)
+	binary.LittleEndian.PutUint64(torn[old.Off+8:], 1000)
+	rs, err = spec.ExplainDead(plain, bytes.NewReader(torn), spec.FormatV3)
+	require.NoError(t, err)
+	checkPartition(t, rs, pv3.Size)
+	names := map[string]bool{}
+	for _, r := range rs {
+		names[r.Name] = true
+	}
+	require.True(t, names["torn index"], "%v", rs)
+	require.False(t, names["superseded index, 2 entries"])
 }

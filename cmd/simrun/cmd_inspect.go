@@ -239,7 +239,10 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
-	m := spec.MapV2(v)
+	m, err := spec.ExplainDead(spec.MapV2(v), r, spec.FormatV2)
+	if err != nil {
+		return err
+	}
 	rep.Map = toMap(m)
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
 	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
@@ -304,7 +307,10 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		return nil
 	}
 	rep.Valid = true
-	m := spec.MapV3(v)
+	m, err := spec.ExplainDead(spec.MapV3(v), r, spec.FormatV3)
+	if err != nil {
+		return err
+	}
 	rep.Map = toMap(m)
 	rep.PageSize = v.PageSize
 	rep.Generation = v.Commit.Generation

@@ -30,30 +30,34 @@ func goldenFiles(t *testing.T) map[string][]byte {
 	two.Save(ws)
 	two.Save(spectest.Weights(2, 700, 2))
 
-	path := filepath.Join(t.TempDir(), "switch.cache")
-	opts := cache.Options{Path: path, CompactGarbageRatio: -1}
-	for _, seed := range []uint32{1, 2} {
-		c, err := cache.Open(opts)
-		require.NoError(t, err)
-		require.NoError(t, c.InitializeForProgram("P"))
-		for _, w := range spectest.Weights(3, 3000, seed) {
-			k := w.Key
-			k.Seed = seed // a kernel switch: same names, another layout
-			if _, hit := c.LookUp(k); hit {
-				continue
+	switched := func(format spec.Format) []byte {
+		path := filepath.Join(t.TempDir(), "switch.cache")
+		opts := cache.Options{Path: path, Format: format, CompactGarbageRatio: -1}
+		for _, seed := range []uint32{1, 2} {
+			c, err := cache.Open(opts)
+			require.NoError(t, err)
+			require.NoError(t, c.InitializeForProgram("P"))
+			for _, w := range spectest.Weights(3, 3000, seed) {
+				k := w.Key
+				k.Seed = seed // a kernel switch: same names, another layout
+				if _, hit := c.LookUp(k); hit {
+					continue
+				}
+				buf, err := c.ReserveSpace(len(w.Data))
+				require.NoError(t, err)
+				copy(buf, w.Data)
+				_, err = c.LookUpOrInsert(k, buf)
+				require.NoError(t, err)
 			}
-			buf, err := c.ReserveSpace(len(w.Data))
-			require.NoError(t, err)
-			copy(buf, w.Data)
-			_, err = c.LookUpOrInsert(k, buf)
-			require.NoError(t, err)
+			require.NoError(t, c.Finalize())
+			require.NoError(t, c.Close())
 		}
-		require.NoError(t, c.Finalize())
-		require.NoError(t, c.Close())
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return b
 	}
-	sw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return map[string][]byte{"v2": v2, "v3-one-save": one.File, "v3-two-saves": two.File, "v3-kernel-switch": sw}
+	return map[string][]byte{"v2": v2, "v3-one-save": one.File, "v3-two-saves": two.File,
+		"v3-kernel-switch": switched(spec.FormatV3), "v2-kernel-switch": switched(spec.FormatV2)}
 }
 
 // TestGoldenMapAndDiff: inspect --map of each golden file and diff of the
