@@ -35,6 +35,10 @@ type Config struct {
 	// cache (OpenGo). An implementation in another process runs on
 	// BackendOS without Faults.
 	Open Opener
+	// OpaqueFile: the implementation's file is in a format of its own,
+	// which spec does not read, so the file is not held to the model's
+	// committed index (results and writes still are).
+	OpaqueFile bool
 	// wrapFaults, in tests, wraps the parsed injector (to observe it).
 	wrapFaults func(errorfs.Injector) errorfs.Injector
 	_          struct{}
@@ -305,7 +309,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
 				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
 		}
-		if derr == nil && r.inj == nil && (out.Result.Wrote || got.Wrote) {
+		if derr == nil && r.inj == nil && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote) {
 			// A write is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.
 			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {
