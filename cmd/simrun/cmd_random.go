@@ -95,7 +95,7 @@ func cmdRandom(e *env, args []string) int {
 	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomCalls 0.05 7 writes enospc)' (randomly is read as randomCalls, so a seed reproduces); only safety is compared")
 	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
-	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures")
+	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures (made if missing)")
 	fs.BoolVar(&o.verbose, "v", false, "print one line per run")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "runs in flight at once (results do not depend on it)")
 	fs.StringVar(&shard, "shard", "0/1", "run shard `I/N` of the campaign: the I-th of N contiguous slices of the seed range")
@@ -294,6 +294,11 @@ func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResu
 		text = "# " + strings.Join(header, "\n# ") + "\n# (not replayable: " + ferr.Error() + ")\n" + spec.FormatTrace(small)
 	}
 	path := filepath.Join(o.out, fmt.Sprintf("random-%s-seed%d.scenario", o.design, seed))
+	// A failure is worth more than the directory's absence: make it.
+	if werr := os.MkdirAll(o.out, 0o755); werr != nil {
+		r.err = werr
+		return r
+	}
 	if werr := os.WriteFile(path, []byte(text), 0o644); werr != nil {
 		r.err = werr
 		return r
