@@ -127,6 +127,13 @@ type Entry struct {
 	Place spec.Placement // where Step==stepReserved reserved its space
 }
 
+// ReservedInFile reports whether the launch reserved this name's space in
+// the cache file and has not inserted it yet. A v2 writer grows the file
+// at that point, so its end is no longer a footer (model/conformance).
+func (e *Entry) ReservedInFile() bool {
+	return e.Step == stepReserved && e.Place == spec.PlaceFile
+}
+
 // Proc is one process and its cache instance.
 type Proc struct {
 	Phase spec.Phase

@@ -64,17 +64,78 @@ func (c opCommand) PreCondition(st commands.State) bool {
 // an injector swallows moves that point, under lying flushes as far as the
 // commit slot, which the model (commit point not reached) does not allow.
 func runnable(cfg worldConfig, s *model.State, op spec.Op, holder spec.Proc) bool {
+	if cfg.v2 && !v2Demands(cfg, s, op) {
+		return false
+	}
 	if op.Kind != spec.EvCrash || op.Branch != spec.BranchMidSave {
 		return true
 	}
 	if cfg.backend != backendCrashFS || cfg.faults != nil || s.Disk.Lock != uint8(holder)+1 {
 		return false
 	}
-	if op.Crash == spec.CrashPower {
+	return op.Crash == spec.CrashPower || alone(s, op.Proc)
+}
+
+// v2Demands reports whether the harness demands the v2 design's outcome of
+// op (docs/model.md, "v2 in conformance"). v2 stores no checksum, so a
+// foreign write to an entry's bytes is served, and no source digest, so a
+// source change is not seen once the process that packed the entry is
+// gone: neither is generated. While the lock holder has appended space
+// since its commit the file ends in that space, not in a footer: a process
+// crash of the holder alone on crashfs leaves it so (the model's mid-save:
+// no trailer parses, every entry is lost), any other end of the holder
+// closes it, which ends the file with its last commit again (idle). A power
+// loss then keeps or drops the appended space by which unsynced writes
+// survive, an outcome the model does not predict: not generated.
+func v2Demands(cfg worldConfig, s *model.State, op spec.Op) bool {
+	switch op.Kind {
+	case spec.EvForeign, spec.EvSourceChange:
+		return false
+	case spec.EvCrash:
+		if !holderAppended(s) {
+			// A holder writing a new file writes it under a temporary
+			// name, which a crash leaves unused: the model's idle.
+			return op.Branch != spec.BranchMidSave
+		}
+		if op.Crash == spec.CrashPower {
+			return false
+		}
+		realCrash := cfg.backend == backendCrashFS && s.Disk.Lock == uint8(op.Proc)+1 && alone(s, op.Proc)
+		return realCrash == (op.Branch == spec.BranchMidSave)
+	}
+	return true
+}
+
+// holderAppended reports whether the writer-lock holder has grown the
+// live file since its commit: an entry packed or space reserved there. A
+// holder that writes a new file (none yet, or replacing an unreadable one)
+// writes it under a temporary name, so the live file keeps its end.
+func holderAppended(s *model.State) bool {
+	if s.Disk.Lock == 0 || s.Disk.State != model.DiskValid {
+		return false
+	}
+	pr := &s.Procs[s.Disk.Lock-1]
+	if pr.Replacing {
+		return false
+	}
+	if s.Disk.Volatile > 0 {
+		// Space appended since the commit and left as garbage (an insert
+		// that found its packing already there): the file still ends in
+		// it until the holder commits again.
 		return true
 	}
-	for p := range s.Procs {
-		if spec.Proc(p) != op.Proc && s.Procs[p].Phase != spec.PhaseNoInstance {
+	for n := range pr.Ents {
+		if e := &pr.Ents[n]; e.Status == spec.EntryAppended || e.ReservedInFile() {
+			return true
+		}
+	}
+	return false
+}
+
+// alone reports whether p is the only process with an instance.
+func alone(s *model.State, p spec.Proc) bool {
+	for q := range s.Procs {
+		if spec.Proc(q) != p && s.Procs[q].Phase != spec.PhaseNoInstance {
 			return false
 		}
 	}
@@ -150,8 +211,12 @@ func protoCommands(d *model.Design, b model.Bounds, dir string, tally *tally, cf
 	}
 }
 
-// setups are the filesystems every conformance run covers.
-var setups = []worldConfig{{backend: backendOS}, {backend: backendCrashFS}}
+// setups are the filesystems every conformance run covers with v3, held to
+// the reference design; v2Setups the same with v2, held to v2Design.
+var (
+	setups   = []worldConfig{{backend: backendOS}, {backend: backendCrashFS}}
+	v2Setups = []worldConfig{{backend: backendOS, v2: true}, {backend: backendCrashFS, v2: true}}
+)
 
 // weight favours the packing protocol, so that launches complete and later
 // launches hit, over events that reset progress.
@@ -166,13 +231,16 @@ func weight(op spec.Op) int {
 }
 
 // TestConformance runs random op sequences on the model (reference design)
-// and the real cache in lockstep. The default is bounded to a few seconds;
+// and the real cache (v3) in lockstep, and as many on v2 against
+// ExecuTorch's trailer design (v2Design, what v2Demands allows). The default is bounded to a few seconds;
 // XPWC_CONFORMANCE_SEQS sets the number of sequences for the long run.
 // The sequences include foreign writes to the index and to entry data, so
 // every initialization after one checks G7: the cache's load outcome is the
 // model's (a recorded corrupt load, then a rebuild), never an error.
 func TestConformance(t *testing.T) {
 	d, err := harnessDesign()
+	require.NoError(t, err)
+	d2, err := v2Design()
 	require.NoError(t, err)
 	b := bounds()
 	seqs := envInt("XPWC_CONFORMANCE_SEQS", 40)
@@ -190,6 +258,7 @@ func TestConformance(t *testing.T) {
 	var n tally
 	start := time.Now()
 	props.Property("cache conforms to the model", commands.Prop(protoCommands(&d, b, dir, &n, setups...)))
+	props.Property("v2 cache conforms to the trailer design", commands.Prop(protoCommands(&d2, b, dir, &n, v2Setups...)))
 	props.TestingRun(t)
 	el := time.Since(start).Seconds()
 	t.Logf("%d sequences run (shrinking included; by set-up %v), %d steps, %d hits, %d commits, %d foreign writes, %d corrupt entries caught, %d power losses, %d crashes inside a commit, %.0f steps/s",

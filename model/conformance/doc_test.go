@@ -1,6 +1,6 @@
-// Package conformance holds the real cache (impl/cache, on the OS
-// filesystem in a temporary directory or on faultinject/crashfs with power
-// loss) to the lifecycle model step by step: gopter's
+// Package conformance holds the real cache (impl/cache, v3 and v2, on the
+// OS filesystem in a temporary directory or on faultinject/crashfs with
+// power loss) to the lifecycle model step by step: gopter's
 // commands generate random op sequences from the ops the model enables, run
 // them on both in lockstep, and compare every result and, after every step,
 // the model's projection with what the cache reports and what parsing its

@@ -20,10 +20,9 @@ import (
 )
 
 // The bounds the harness runs the model at: what the real cache can be
-// driven through deterministically from one test process. Crashes take only
-// their between-operations branch (a crash inside a commit needs the
-// crash-simulating filesystem: faultinject/crashpoint covers it), and
-// foreign writers are off (see docs/model.md, "conformance").
+// driven through deterministically from one test process (see
+// docs/model.md, "conformance"); runnable narrows the ops further by
+// filesystem and format.
 func bounds() model.Bounds {
 	return model.Bounds{Procs: 2, Names: 2, Programs: 2, Kernels: 2, Sources: 2, Foreign: true}
 }
@@ -34,6 +33,15 @@ func bounds() model.Bounds {
 // later foreign write depends on which file it maps.
 func harnessDesign() (model.Design, error) {
 	d, err := model.DesignByName("reference")
+	d.NoCompaction = true
+	return d, err
+}
+
+// v2Design is the design the v2 format is held to: ExecuTorch's trailer
+// (no commit point, no checksum), with automatic compaction off as in
+// harnessDesign.
+func v2Design() (model.Design, error) {
+	d, err := model.DesignByName("no-commit-point")
 	d.NoCompaction = true
 	return d, err
 }
@@ -84,10 +92,24 @@ type worldConfig struct {
 	// faults wraps the filesystem the caches use (not the harness's own
 	// reads); nil for none.
 	faults errorfs.Injector
+	// v2 runs the caches with spec.FormatV2 (ExecuTorch's layout) instead
+	// of v3; runnable keeps such sequences to what v2 guarantees.
+	v2 bool
+}
+
+// format is the file format the caches write and the harness parses.
+func (c worldConfig) format() spec.Format {
+	if c.v2 {
+		return spec.FormatV2
+	}
+	return spec.FormatV3
 }
 
 func (c worldConfig) String() string {
 	s := c.backend.String()
+	if c.v2 {
+		s += " v2"
+	}
 	if c.faults != nil {
 		s += " faults " + c.faults.String()
 	}
@@ -145,6 +167,9 @@ type observation struct {
 	file    fileView
 	names   [2][]string // indexed names per open instance
 	open    [2]bool
+	// tailOpen: before a v2 finalize or save the file did not end in a
+	// footer (its writer had appended since its commit).
+	tailOpen bool
 }
 
 // fileView is the committed index parsed from the file.
@@ -152,6 +177,16 @@ type fileView struct {
 	exists  bool
 	err     error
 	entries map[string]spec.Key
+	v2      bool // parsed as v2, whose keys hold name and seed only
+}
+
+// stored is k as the file's format stores it: v2 keeps neither the
+// fingerprint nor the source digest.
+func (v fileView) stored(k spec.Key) spec.Key {
+	if v.v2 {
+		k.Fingerprint, k.Source = 0, 0
+	}
+	return k
 }
 
 // crashfsDir is the cache directory on crashfs.
@@ -231,8 +266,10 @@ func (w *world) alone(p spec.Proc) bool {
 // whole filesystem goes through ProcessCrash: open files, locks and
 // mappings vanish without a close, the page cache stays. midSave first
 // cuts a commit of p's after its first mutating call, so the commit point
-// is never reached. Otherwise the instance is closed (end), which leaves
-// the same disk for v3.
+// is never reached; a v2 file already ends in the space p appended, which
+// is what the model's mid-save leaves, so nothing is cut. Otherwise the
+// instance is closed (end), which leaves the same disk for v3 and for a
+// v2 file with nothing appended.
 func (w *world) crash(p spec.Proc, midSave bool) error {
 	rp := &w.procs[p]
 	if rp.c == nil || w.cfs == nil || !w.alone(p) {
@@ -241,7 +278,7 @@ func (w *world) crash(p spec.Proc, midSave bool) error {
 		}
 		return w.end(p)
 	}
-	if midSave {
+	if midSave && !w.cfg.v2 {
 		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
 		_ = rp.c.Save()
 	}
@@ -294,6 +331,12 @@ func (w *world) powerLoss(midSave bool, holder spec.Proc) error {
 func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 	w.step++
 	var o observation
+	if w.cfg.v2 && (op.Kind == spec.OpFinalize || op.Kind == spec.OpSave) {
+		// A v2 writer whose file ends in space it appended since its
+		// commit commits again to end it with a footer (docs/cache.md).
+		f := readFile(w.base, w.path, true)
+		o.tailOpen = f.exists && f.err != nil
+	}
 	var before cache.Stats
 	var rp *realProc
 	if !op.Kind.IsEvent() {
@@ -305,7 +348,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 	switch op.Kind {
 	case spec.OpInit:
 		if rp.c == nil {
-			rp.c, o.err = cache.Open(cache.Options{Path: w.path, FS: w.fsys, CompactGarbageRatio: -1})
+			rp.c, o.err = cache.Open(cache.Options{Path: w.path, FS: w.fsys, Format: w.cfg.format(), CompactGarbageRatio: -1})
 		}
 		if o.err == nil {
 			o.err = rp.c.InitializeForProgram(op.Program.String())
@@ -384,7 +427,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 			w.tally.hits++
 		}
 	}
-	o.file = readFile(w.base, w.path)
+	o.file = readFile(w.base, w.path, w.cfg.v2)
 	for p := range w.procs {
 		if c := w.procs[p].c; c != nil {
 			o.open[p] = true
@@ -408,6 +451,9 @@ func (w *world) run(d *model.Design, b model.Bounds, ops []spec.Op, visit func(i
 		outs := model.Step(d, b, s, op)
 		if len(outs) != 1 {
 			return fmt.Errorf("op %d %s: %d outcomes in the model, want 1", i+1, op, len(outs))
+		}
+		if !runnable(w.cfg, &s, op, lockHolder(&s)) {
+			return fmt.Errorf("op %d %s: not demanded on %s (runnable)", i+1, op, w.cfg)
 		}
 		o := w.apply(op, lockHolder(&s))
 		if visit != nil {
@@ -474,12 +520,12 @@ func sum(m map[cache.HeapReason]uint64) uint64 {
 	return s
 }
 
-func readFile(fsys vfs.FS, path string) fileView {
+func readFile(fsys vfs.FS, path string, v2 bool) fileView {
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fileView{}
+		return fileView{v2: v2}
 	}
-	v := fileView{exists: true, err: err}
+	v := fileView{exists: true, err: err, v2: v2}
 	if err != nil {
 		return v
 	}
@@ -489,16 +535,37 @@ func readFile(fsys vfs.FS, path string) fileView {
 		v.err = err
 		return v
 	}
-	parsed, err := spec.ParseV3(f, size)
+	var entries []spec.Entry
+	if v2 {
+		var parsed *spec.V2File
+		if parsed, err = spec.ParseV2(f, size); err == nil {
+			entries = parsed.Entries
+		}
+	} else {
+		var parsed *spec.V3File
+		if parsed, err = spec.ParseV3(f, size); err == nil {
+			entries = parsed.Entries
+		}
+	}
 	if err != nil {
 		v.err = err
 		return v
 	}
 	v.entries = map[string]spec.Key{}
-	for _, e := range parsed.Entries {
+	for _, e := range entries {
 		v.entries[e.Key.Weight] = e.Key
 	}
 	return v
+}
+
+// emptyIndex reports whether the model's committed index lists nothing.
+func emptyIndex(b model.Bounds, s *model.State) bool {
+	for n := 0; n < b.Names; n++ {
+		if s.Disk.Idx[n].Present() {
+			return false
+		}
+	}
+	return true
 }
 
 // compare checks an observation against the model's outcome and the state
@@ -522,6 +589,11 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 			spec.LoadEmpty: cache.LoadMissing, spec.LoadOK: cache.LoadOK, spec.LoadCorrupt: cache.LoadRejected,
 			spec.LoadBusy: cache.LoadLocked,
 		}[r.Load]
+		if r.Load == spec.LoadOK && o.file.v2 && emptyIndex(b, s) {
+			// v2 cannot express an empty index: its commit removes the
+			// file, which the next load finds missing.
+			want = cache.LoadMissing
+		}
 		if r.Load != spec.LoadNone && o.load != want {
 			bad("load outcome: model %d (%s), cache %q", r.Load, want, o.load)
 		}
@@ -542,21 +614,36 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 			bad("insert on the heap: model %v, cache %v", wantHeap, o.toHeap)
 		}
 	case spec.OpFinalize, spec.OpSave, spec.OpInvalidate:
+		if o.commits > 0 && !r.Wrote && o.tailOpen && o.file.err == nil {
+			// v2's re-terminating commit: the model's index again, now at
+			// the end of the file (compared below). v2 gives up "nothing
+			// written when nothing changed" here.
+			break
+		}
 		if (o.commits > 0) != r.Wrote {
 			bad("wrote: model %v, cache commits %d", r.Wrote, o.commits)
 		}
 	}
-	// The file: its committed index is the model's disk.
-	switch s.Disk.State {
-	case model.DiskEmpty:
+	// The file: its committed index is the model's disk. A v2 file whose
+	// lock holder appended space since its commit ends in that space, and
+	// its committed trailer cannot be found by position until the holder
+	// commits or closes (only the holder can read it then: a load waits
+	// for the lock).
+	switch state := s.Disk.State; {
+	case o.file.v2 && holderAppended(s):
+	case state == model.DiskEmpty:
 		if o.file.exists {
 			bad("file: model has no commit, file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
 		}
-	case model.DiskCorrupt:
+	case state == model.DiskCorrupt:
 		if o.file.err == nil {
 			bad("file: model has an unreadable index, the file parses (%d entries)", len(o.file.entries))
 		}
-	case model.DiskValid:
+	case state == model.DiskValid && o.file.v2 && emptyIndex(b, s):
+		if o.file.exists {
+			bad("file: model has an empty index, the v2 file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
+		}
+	case state == model.DiskValid:
 		if o.file.err != nil || !o.file.exists {
 			bad("file: model has a commit, file exists=%v err=%v", o.file.exists, o.file.err)
 			break
@@ -565,7 +652,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		for n := 0; n < b.Names; n++ {
 			if rec := s.Disk.Idx[n]; rec.Present() {
 				pk := rec.Packing()
-				want[spec.Name(n).String()] = key(spec.Name(n), pk.Kernel, pk.Source)
+				want[spec.Name(n).String()] = o.file.stored(key(spec.Name(n), pk.Kernel, pk.Source))
 			}
 		}
 		if fmt.Sprint(want) != fmt.Sprint(o.file.entries) {
