@@ -34,25 +34,44 @@ func newCopy(s *State, n spec.Name) uint8 {
 // appear (the file's index, then each process's entry and tombstone), so
 // that states that differ only in the labels' values are one state. Only
 // equality of labels is observable, so the renumbering changes no behaviour.
+// Encoding.canonicalCopies does the same on an encoding.
 func canonicalCopies(s *State) {
 	for n := range maxNames {
-		var to [8]uint8 // old label -> new label, 0 for not yet seen
-		next := uint8(1)
-		relabel := func(r *Rec) {
-			l := r.label()
-			if !r.Present() || l == 0 {
-				return
-			}
-			if to[l] == 0 {
-				to[l] = next
-				next++
-			}
-			*r = r.withLabel(to[l])
+		if !hasLabels(s, n) {
+			continue
 		}
-		relabel(&s.Disk.Idx[n])
+		var r relabel
+		s.Disk.Idx[n] = r.apply(s.Disk.Idx[n])
 		for q := range s.Procs {
-			relabel(&s.Procs[q].Ents[n].Rec)
-			relabel(&s.Procs[q].Tomb[n])
+			p := &s.Procs[q]
+			p.Ents[n].Rec = r.apply(p.Ents[n].Rec)
+			p.Tomb[n] = r.apply(p.Tomb[n])
 		}
 	}
+}
+
+func hasLabels(s *State, n int) bool {
+	l := s.Disk.Idx[n]
+	for q := range s.Procs {
+		l |= s.Procs[q].Ents[n].Rec | s.Procs[q].Tomb[n]
+	}
+	return l&recCopy != 0
+}
+
+// relabel numbers labels 1, 2, … in the order apply first sees them.
+type relabel struct {
+	to   [8]uint8 // old label -> new label, 0 for not yet seen
+	last uint8
+}
+
+func (r *relabel) apply(x Rec) Rec {
+	l := x.label()
+	if !x.Present() || l == 0 {
+		return x
+	}
+	if r.to[l] == 0 {
+		r.last++
+		r.to[l] = r.last
+	}
+	return x.withLabel(r.to[l])
 }

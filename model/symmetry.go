@@ -1,40 +1,42 @@
 package model
 
-import (
-	"bytes"
-	"github.com/xpwc/xpwc/internal/rawmem"
-
-	"github.com/xpwc/xpwc/spec"
-)
+import "github.com/xpwc/xpwc/spec"
 
 // Processes are interchangeable: every design treats A and B alike, so a
 // state and the state with A and B swapped have mirror-image futures. The
 // explorer visits one state of each pair, the canonical one.
 
 // Canonical returns the representative of s and its mirror image, and
-// whether it swapped the processes to get it. Swapping reorders the records
-// copy labels are numbered by, so the mirror image is renumbered before the
-// two are compared.
+// whether it swapped the processes to get it.
 func (s State) Canonical() (State, bool) {
-	t := s
-	t.Procs[0], t.Procs[1] = t.Procs[1], t.Procs[0]
-	switch t.Disk.Lock {
-	case 1:
-		t.Disk.Lock = 2
-	case 2:
-		t.Disk.Lock = 1
-	}
-	canonicalCopies(&t)
-	if !procsLess(&t.Procs, &s.Procs) {
-		return s, false
-	}
-	return t, true
+	var e Encoding
+	swapped := s.CanonicalEncoding(&e)
+	return e.Decode(), swapped
 }
 
-// procsLess orders process pairs by their bytes. Proc holds only one-byte
-// fields (TestProcHasNoPadding), so equal processes have equal bytes.
-func procsLess(a, b *[maxProcs]Proc) bool {
-	return bytes.Compare(rawmem.Bytes(a), rawmem.Bytes(b)) < 0
+// CanonicalEncoding writes the encoding of the representative of s and its
+// mirror image into e, and reports whether it swapped the processes. The
+// representative is the one whose processes come first in the order of
+// their encodings. Swapping reorders the records copy labels are numbered
+// by, so the mirror image is renumbered before the two are compared.
+func (s *State) CanonicalEncoding(e *Encoding) bool {
+	s.Encode(e)
+	var m Encoding
+	copy(m[:procSize], e[procSize:2*procSize])
+	copy(m[procSize:2*procSize], e[:procSize])
+	copy(m[encDisk:], e[encDisk:])
+	switch m[encLock] {
+	case 1:
+		m[encLock] = 2
+	case 2:
+		m[encLock] = 1
+	}
+	m.canonicalCopies()
+	if !procsLess(&m, e) {
+		return false
+	}
+	*e = m
+	return true
 }
 
 // TakesProc reports whether op names a process (so that renaming the

@@ -2,19 +2,12 @@ package model
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/spec"
 )
-
-// procsLess compares bytes: padding would make equal processes compare
-// unequal. One-byte alignment means there is none.
-func TestProcHasNoPadding(t *testing.T) {
-	assert.Equal(t, uintptr(1), unsafe.Alignof(Proc{}))
-	assert.Equal(t, uintptr(1), unsafe.Alignof(Entry{}))
-}
 
 func mirror(s State) State {
 	s.Procs[0], s.Procs[1] = s.Procs[1], s.Procs[0]
@@ -59,4 +52,37 @@ reserve proc=B name=w0
 	}
 	require.False(TakesProc(spec.Op{Kind: spec.EvCrash, Crash: spec.CrashPower}))
 	require.True(TakesProc(spec.Op{Kind: spec.EvCrash, Crash: spec.CrashProcess}))
+}
+
+// The canonical encoding, built by swapping and renumbering the bytes of
+// an encoding, is the encoding of the state built by swapping and
+// renumbering the state's fields: Encoding.canonicalCopies follows
+// canonicalCopies record for record.
+func TestCanonicalEncodingMatchesTheStates(t *testing.T) {
+	b := DefaultBounds()
+	outs := run(t, ref(t), b, coldLaunch+"init proc=B program=P2\nlookup proc=B name=w0\n")
+	n := 0
+	for _, o := range outs {
+		for _, op := range Alphabet(b) {
+			for _, x := range Step(ref(t), b, o.Next, op) {
+				s := x.Next
+				m := mirror(s)
+				canonicalCopies(&m)
+				var es, em, got Encoding
+				s.Encode(&es)
+				m.Encode(&em)
+				want, swapped := es, false
+				if procsLess(&em, &es) {
+					want, swapped = em, true
+				}
+				sw := s.CanonicalEncoding(&got)
+				require.Equal(t, want, got, "%v", s)
+				require.Equal(t, swapped, sw)
+				if swapped {
+					n++
+				}
+			}
+		}
+	}
+	require.Positive(t, n, "some states swap")
 }

@@ -4,8 +4,8 @@
 // caller must keep; the tests below check the views against copies.
 //
 // Kept because each saves work on a path whose cost users see (the index
-// parse of a warm launch, the explorer's state ordering); where a view
-// would not, callers use plain code instead.
+// parse of a warm launch); where a view would not, callers use plain code
+// instead.
 package rawmem
 
 import "unsafe"
@@ -23,14 +23,6 @@ func StringBytes(s string) []byte {
 // s is not empty.
 func ExtendString(s string, n int) string {
 	return unsafe.String(unsafe.StringData(s), n)
-}
-
-// Bytes is the memory of *p as bytes, without a copy: its fields in
-// memory order, padding included. Callers compare values with it only
-// when T has no padding and only one-byte fields, so that equal values
-// have equal bytes on every platform; they must not write through it.
-func Bytes[T any](p *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
 }
 
 // Aligned returns n zeroed bytes whose first byte's address is a multiple

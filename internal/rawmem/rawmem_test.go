@@ -26,18 +26,6 @@ func TestExtendString(t *testing.T) {
 	}
 }
 
-func TestBytes(t *testing.T) {
-	type rec struct{ A, B, C uint8 }
-	r := rec{1, 2, 3}
-	if got := Bytes(&r); !bytes.Equal(got, []byte{1, 2, 3}) {
-		t.Errorf("Bytes = %v", got)
-	}
-	a, b := rec{1, 2, 3}, rec{1, 2, 4}
-	if bytes.Compare(Bytes(&a), Bytes(&b)) >= 0 {
-		t.Error("byte order of one-byte fields is field order")
-	}
-}
-
 func TestAligned(t *testing.T) {
 	for _, n := range []int{1, 63, 64, 4097} {
 		b := Aligned(n, 64)

@@ -109,47 +109,62 @@ func Run(d model.Design, opts Options) (Result, error) {
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
-	init, _ = init.Canonical()
-	index := map[model.State]int32{init: 0}
-	states := []model.State{init}
-	parent := []int32{-1}
-	via := []spec.Op{{}}
-	swapped := []bool{false}
+	var enc model.Encoding
+	init.CanonicalEncoding(&enc)
 	symmetric := !opts.NoSymmetry && b.Procs == 2
+
+	// What is kept of each visited state: its fingerprint in seen, and in
+	// links the state it was first reached from and the op that reached
+	// it, enough to rebuild a shortest trace. Only the level being expanded
+	// and the next one are kept whole.
+	seen := newFPSet()
+	seen.add(enc.Fingerprint())
+	links := newLinks()
+	level, next := &frontier{}, &frontier{}
+	level.push(&enc)
+	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
 
 	res := Result{Design: d.Name, Bounds: b}
 	var buf []model.Outcome
 	var viol []spec.InvariantID
-	lo := 0
-	for depth := 0; depth < b.Depth && lo < len(states) && !res.Truncated; depth++ {
-		hi := len(states)
+	var s model.State
+	for depth := 0; depth < b.Depth && level.n > 0 && !res.Truncated; depth++ {
 		res.Depth = depth + 1
-		for i := lo; i < hi; i++ {
-			s := states[i]
+		keep := depth+1 < b.Depth // the next level is expanded only within the bound
+		next.reset()
+		pending = 0
+		var cur cursor
+		for k := range level.n {
+			i := int32(base + k)
+			level.pop(&cur, &enc)
+			s = enc.Decode()
 			for _, op := range alphabet {
 				buf = model.StepAppend(buf[:0], &d, b, &s, op)
-				for k := range buf {
-					out := &buf[k]
+				for o := range buf {
+					out := &buf[o]
 					res.Transitions++
 					t := model.Transition{Prev: &s, Out: out}
 					viol = checker.ViolatedByStep(viol[:0], t)
-					next, swap := out.Next, false
+					swap := false
 					if symmetric {
-						next, swap = next.Canonical()
+						swap = out.Next.CanonicalEncoding(&enc)
+					} else {
+						out.Next.Encode(&enc)
 					}
-					if _, ok := index[next]; !ok {
+					if seen.add(enc.Fingerprint()) {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
 						viol = checker.ViolatedByState(viol, t)
-						index[next] = int32(len(states))
-						states = append(states, next)
-						parent = append(parent, int32(i))
-						via = append(via, out.Op)
-						swapped = append(swapped, swap)
+						links.add(i, out.Op, swap)
+						states++
+						pending++
+						if keep {
+							next.push(&enc)
+						}
 					}
 					for _, inv := range viol {
 						if _, ok := found[inv]; !ok {
-							found[inv] = Violation{Invariant: inv, Trace: trace(parent, via, swapped, int32(i), out.Op)}
+							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, out.Op)}
 						}
 					}
 					if nCovered < len(covers) {
@@ -162,33 +177,34 @@ func Run(d model.Design, opts Options) (Result, error) {
 					}
 				}
 			}
-			if i&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
+			if k&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
 				lastReport = time.Now()
 				el := lastReport.Sub(start).Seconds()
 				fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, %d transitions, %.0f states/s\n",
-					d.Name, depth+1, len(states), res.Transitions, float64(len(states))/el)
+					d.Name, depth+1, states, res.Transitions, float64(states)/el)
 			}
-			if opts.MaxStates > 0 && len(states) >= opts.MaxStates {
+			if opts.MaxStates > 0 && states >= opts.MaxStates {
 				res.Truncated = true
 				break
 			}
-			if i&4095 == 0 && stopped(opts.Stop) {
+			if k&4095 == 0 && stopped(opts.Stop) {
 				res.Interrupted, res.Truncated = true, true
 				break
 			}
-			if i&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
+			if k&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
 				res.OutOfMemory, res.Truncated = true, true
 				break
 			}
 		}
-		lo = hi
+		base += level.n
+		level, next = next, level
 		if allFound(found, opts.StopWhenFound) {
 			res.Stopped = true
 			break
 		}
 	}
-	res.Exhausted = lo >= len(states) && !res.Truncated && !res.Stopped
-	res.States = len(states)
+	res.Exhausted = pending == 0 && !res.Truncated && !res.Stopped
+	res.States = states
 	res.Seconds = time.Since(start).Seconds()
 	for _, inv := range spec.Invariants() {
 		if v, ok := found[inv.ID]; ok {
@@ -238,31 +254,4 @@ func allFound(found map[spec.InvariantID]Violation, want []spec.InvariantID) boo
 		}
 	}
 	return true
-}
-
-// trace rebuilds the ops from the start state to state i, then last. Each
-// stored op names processes as its (canonical) parent state numbers them;
-// perm maps that numbering to the processes of the actual run, and each
-// swap to a canonical state composes into it.
-func trace(parent []int32, via []spec.Op, swapped []bool, i int32, last spec.Op) []spec.Op {
-	var chain []int32
-	for j := i; j > 0; j = parent[j] {
-		chain = append(chain, j)
-	}
-	perm := [2]spec.Proc{0, 1}
-	rename := func(op spec.Op) spec.Op {
-		if model.TakesProc(op) && int(op.Proc) < len(perm) {
-			op.Proc = perm[op.Proc]
-		}
-		return op
-	}
-	out := make([]spec.Op, 0, len(chain)+1)
-	for k := len(chain) - 1; k >= 0; k-- {
-		j := chain[k]
-		out = append(out, rename(via[j]))
-		if swapped[j] {
-			perm[0], perm[1] = perm[1], perm[0]
-		}
-	}
-	return append(out, rename(last))
 }

@@ -198,3 +198,58 @@ func TestMaxHeapBytesStops(t *testing.T) {
 	require.True(t, r.OutOfMemory)
 	require.False(t, r.Exhausted)
 }
+
+// fpSet: every fingerprint added is found again, through every growth,
+// and only fingerprints added are found.
+func TestFPSet(t *testing.T) {
+	s := newFPSet()
+	x := uint64(0x9e3779b97f4a7c15)
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	var added []uint64
+	for range 50000 {
+		fp := next()
+		require.True(t, s.add(fp))
+		added = append(added, fp)
+	}
+	for _, fp := range added {
+		require.False(t, s.add(fp))
+	}
+	assert.Equal(t, len(added), s.n)
+	assert.Greater(t, len(s.slots), 4096, "it grew")
+	assert.LessOrEqual(t, s.n, len(s.slots)/5*4)
+	// Fingerprints that share their top bits land next to each other.
+	assert.True(t, s.add(1<<63|1))
+	assert.True(t, s.add(1<<63|2))
+	assert.False(t, s.add(1<<63|1))
+	// 0 marks a free slot: it is kept as 1.
+	assert.True(t, s.add(0))
+	assert.False(t, s.add(1))
+}
+
+// The frontier gives back the encodings pushed, in order, across blocks
+// and after a reset.
+func TestFrontierKeepsOrder(t *testing.T) {
+	var f frontier
+	for round := range 2 {
+		f.reset()
+		var want []model.Encoding
+		for i := range 3000 {
+			var e model.Encoding
+			for j := range e {
+				if (i+j+round)%5 == 0 {
+					e[j] = byte(i + j)
+				}
+			}
+			f.push(&e)
+			want = append(want, e)
+		}
+		require.Equal(t, len(want), f.n)
+		require.Greater(t, len(f.b), 1, "several blocks")
+		var c cursor
+		for i := range want {
+			var e model.Encoding
+			f.pop(&c, &e)
+			require.Equal(t, want[i], e, "state %d", i)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package explore
+
+import (
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// fpSet is the set of visited states, kept as the 64-bit fingerprints of
+// their canonical encodings (model.Encoding.Fingerprint), as TLC keeps
+// them: 8 bytes a slot instead of the state. Open addressing with linear
+// probing, at most 4/5 full, grown by half again when full; a fingerprint
+// is already a uniform hash, so its top bits pick the slot (scaled to the
+// table's size, which need not be a power of two). Two states with one
+// fingerprint would count as one (docs/model.md, "Fingerprints", gives the
+// odds).
+type fpSet struct {
+	slots []uint64 // 0 marks a free slot
+	n     int
+}
+
+func newFPSet() *fpSet { return &fpSet{slots: make([]uint64, 4096)} }
+
+// home is the slot where fp's probe starts.
+func (s *fpSet) home(fp uint64) int { return int((fp >> 32) * uint64(len(s.slots)) >> 32) }
+
+// add inserts fp and reports whether it was new.
+func (s *fpSet) add(fp uint64) bool {
+	if fp == 0 {
+		fp = 1 // 0 marks a free slot; fingerprints 0 and 1 are one
+	}
+	if s.n >= len(s.slots)/5*4 {
+		s.grow()
+	}
+	for i := s.home(fp); ; {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = fp
+			s.n++
+			return true
+		case fp:
+			return false
+		}
+		if i++; i == len(s.slots) {
+			i = 0
+		}
+	}
+}
+
+func (s *fpSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, len(old)/2*3)
+	for _, fp := range old {
+		if fp == 0 {
+			continue
+		}
+		i := s.home(fp)
+		for s.slots[i] != 0 {
+			if i++; i == len(s.slots) {
+				i = 0
+			}
+		}
+		s.slots[i] = fp
+	}
+}
+
+// links holds, for every visited state but the first (numbered in the order
+// they were found), the state it was first reached from and the op that
+// reached it: 6 bytes a state. Ops are kept as indexes into a table of the
+// distinct ops seen (the alphabet and its crash branches), the top bit
+// saying whether the canonical form swapped the processes.
+type links struct {
+	parent blocks[int32]
+	via    blocks[uint16]
+	ops    []spec.Op
+	opID   map[spec.Op]uint16
+}
+
+const swappedBit = 1 << 15
+
+func newLinks() *links {
+	l := &links{opID: map[spec.Op]uint16{}}
+	l.parent.add(-1)
+	l.via.add(0)
+	return l
+}
+
+// add records the next state: reached from state i by op, swapped or not.
+func (l *links) add(i int32, op spec.Op, swapped bool) {
+	id, ok := l.opID[op]
+	if !ok {
+		id = uint16(len(l.ops))
+		if id >= swappedBit {
+			panic("explore: more than 32767 distinct ops") // the alphabet has a few dozen
+		}
+		l.ops = append(l.ops, op)
+		l.opID[op] = id
+	}
+	if swapped {
+		id |= swappedBit
+	}
+	l.parent.add(i)
+	l.via.add(id)
+}
+
+// trace rebuilds the ops from the start state to state i, then last. Each
+// stored op names processes as its (canonical) parent state numbers them;
+// perm maps that numbering to the processes of the actual run, and each
+// swap to a canonical state composes into it.
+func (l *links) trace(i int32, last spec.Op) []spec.Op {
+	var chain []int32
+	for j := i; j > 0; j = l.parent.at(int(j)) {
+		chain = append(chain, j)
+	}
+	perm := [2]spec.Proc{0, 1}
+	rename := func(op spec.Op) spec.Op {
+		if model.TakesProc(op) && int(op.Proc) < len(perm) {
+			op.Proc = perm[op.Proc]
+		}
+		return op
+	}
+	out := make([]spec.Op, 0, len(chain)+1)
+	for k := len(chain) - 1; k >= 0; k-- {
+		v := l.via.at(int(chain[k]))
+		out = append(out, rename(l.ops[v&^swappedBit]))
+		if v&swappedBit != 0 {
+			perm[0], perm[1] = perm[1], perm[0]
+		}
+	}
+	return append(out, rename(last))
+}
+
+// blocks is a sequence kept in fixed-size blocks: growing it copies nothing
+// and leaves no garbage, so the memory it takes is what it holds.
+type blocks[T any] struct{ b [][]T }
+
+const blockLen = 1 << 14
+
+func (c *blocks[T]) add(v T) {
+	if n := len(c.b); n == 0 || len(c.b[n-1]) == blockLen {
+		c.b = append(c.b, make([]T, 0, blockLen))
+	}
+	last := &c.b[len(c.b)-1]
+	*last = append(*last, v)
+}
+
+func (c *blocks[T]) at(i int) T { return c.b[i/blockLen][i%blockLen] }
+
+// frontier holds the states of one level in the order they were found,
+// each as its encoding with the zero bytes left out: a bitmap of the
+// nonzero bytes, then those bytes. Most fields of a state are zero (names
+// beyond the bounds, flags not set), so a state takes about a third of its
+// encoding's size. States are read back in order, once; reset keeps the
+// blocks for the level after next.
+type frontier struct {
+	b   [][]byte
+	cur int // the block being filled
+	n   int
+}
+
+const (
+	bitmapSize = (model.EncodedSize + 7) / 8
+	frontBlock = 1 << 16
+)
+
+func (f *frontier) reset() {
+	for k := range f.b {
+		f.b[k] = f.b[k][:0]
+	}
+	f.cur, f.n = 0, 0
+}
+
+func (f *frontier) push(e *model.Encoding) {
+	if len(f.b) == 0 || cap(f.b[f.cur])-len(f.b[f.cur]) < bitmapSize+model.EncodedSize {
+		if len(f.b) > 0 {
+			f.cur++
+		}
+		if f.cur == len(f.b) {
+			f.b = append(f.b, make([]byte, 0, frontBlock))
+		}
+	}
+	k := f.cur
+	blk := f.b[k]
+	at := len(blk)
+	blk = append(blk, make([]byte, bitmapSize)...)
+	for j, c := range e {
+		if c != 0 {
+			blk[at+j/8] |= 1 << (j % 8)
+			blk = append(blk, c)
+		}
+	}
+	f.b[k] = blk
+	f.n++
+}
+
+// A cursor reads a frontier from the start.
+type cursor struct{ blk, at int }
+
+// pop reads the next state's encoding into e.
+func (f *frontier) pop(c *cursor, e *model.Encoding) {
+	for c.at == len(f.b[c.blk]) {
+		c.blk, c.at = c.blk+1, 0
+	}
+	blk := f.b[c.blk]
+	bits := blk[c.at : c.at+bitmapSize]
+	at := c.at + bitmapSize
+	for j := range e {
+		if bits[j/8]&(1<<(j%8)) != 0 {
+			e[j] = blk[at]
+			at++
+		} else {
+			e[j] = 0
+		}
+	}
+	c.at = at
+}
