@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,28 +61,57 @@ reserve proc=B name=w0
 // canonicalCopies record for record.
 func TestCanonicalEncodingMatchesTheStates(t *testing.T) {
 	b := DefaultBounds()
-	outs := run(t, ref(t), b, coldLaunch+"init proc=B program=P2\nlookup proc=B name=w0\n")
-	n := 0
+	// Two copies of w0 in four records: the file's index and A hold the
+	// copy a foreign write changed, B its tombstone and a re-pack.
+	outs := run(t, ref(t), b, coldLaunch+`
+foreign kind=data name=w0
+init proc=B program=P1
+lookup proc=B name=w0
+reserve proc=B name=w0
+insert proc=B name=w0
+`)
+	var states []State
 	for _, o := range outs {
 		for _, op := range Alphabet(b) {
 			for _, x := range Step(ref(t), b, o.Next, op) {
-				s := x.Next
-				m := mirror(s)
-				canonicalCopies(&m)
-				var es, em, got Encoding
-				s.Encode(&es)
-				m.Encode(&em)
-				want, swapped := es, false
-				if procsLess(&em, &es) {
-					want, swapped = em, true
-				}
-				sw := s.CanonicalEncoding(&got)
-				require.Equal(t, want, got, "%v", s)
-				require.Equal(t, swapped, sw)
-				if swapped {
-					n++
-				}
+				states = append(states, x.Next)
 			}
+		}
+	}
+	// And labels in every record of two names, in random patterns.
+	rng := rand.New(rand.NewPCG(1, 2))
+	label := func() Rec {
+		if rng.IntN(4) == 0 {
+			return 0
+		}
+		return mkRec(uint8(rng.IntN(2)), 0).withLabel(uint8(rng.IntN(8)))
+	}
+	for range 500 {
+		var s State
+		for n := range 2 {
+			s.Disk.Idx[n] = label()
+			for q := range s.Procs {
+				s.Procs[q].Ents[n].Rec, s.Procs[q].Tomb[n] = label(), label()
+			}
+		}
+		states = append(states, s)
+	}
+	n := 0
+	for _, s := range states {
+		m := mirror(s)
+		canonicalCopies(&m)
+		var es, em, got Encoding
+		s.Encode(&es)
+		m.Encode(&em)
+		want, swapped := es, false
+		if procsLess(&em, &es) {
+			want, swapped = em, true
+		}
+		sw := s.CanonicalEncoding(&got)
+		require.Equal(t, want, got, "%v", s)
+		require.Equal(t, swapped, sw)
+		if swapped {
+			n++
 		}
 	}
 	require.Positive(t, n, "some states swap")
