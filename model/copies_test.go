@@ -7,6 +7,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// repackAfterForeignWrite: A packs and commits w0, a foreign write changes
+// its bytes, B finds it corrupt and re-packs it.
+const repackAfterForeignWrite = coldLaunch + `
+foreign kind=data name=w0
+init proc=B program=P1
+lookup proc=B name=w0
+reserve proc=B name=w0
+insert proc=B name=w0
+`
+
 // TestRepackIsANewCopy: a re-pack of a copy a foreign write changed has the
 // same key as that copy (and, in the cache, the same size and CRC), yet it is
 // another copy: the tombstone of the changed one must not match it, or a
@@ -15,13 +25,7 @@ import (
 // 5,000-run campaign). A compaction keeps a copy's label.
 func TestRepackIsANewCopy(t *testing.T) {
 	b := DefaultBounds()
-	outs := run(t, ref(t), b, coldLaunch+`
-foreign kind=data name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-`)
+	outs := run(t, ref(t), b, repackAfterForeignWrite)
 	s := outs[len(outs)-1].Next
 	changed := s.Disk.Idx[0]
 	fresh := s.Procs[1].Ents[0].Rec

@@ -63,13 +63,7 @@ func TestCanonicalEncodingMatchesTheStates(t *testing.T) {
 	b := DefaultBounds()
 	// Two copies of w0 in four records: the file's index and A hold the
 	// copy a foreign write changed, B its tombstone and a re-pack.
-	outs := run(t, ref(t), b, coldLaunch+`
-foreign kind=data name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-`)
+	outs := run(t, ref(t), b, repackAfterForeignWrite)
 	var states []State
 	for _, o := range outs {
 		for _, op := range Alphabet(b) {
