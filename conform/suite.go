@@ -88,8 +88,9 @@ type Options struct {
 
 // config is the lockstep runner's configuration for one run in dir.
 func (o Options) config(dir string) sim.Config {
+	v3 := o.hello.Claims(CapFormatV3)
 	return sim.Config{Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace,
-		OpaqueFile: !o.hello.Claims(CapFormatV3)}
+		OpaqueFile: !v3, FileEachStep: v3}
 }
 
 // runOps runs ops through the adapter in lockstep with the reference

@@ -39,6 +39,10 @@ type Config struct {
 	// which spec does not read, so the file is not held to the model's
 	// committed index (results and writes still are).
 	OpaqueFile bool
+	// FileEachStep holds the file to the model's committed index after
+	// every step, not only after the steps that wrote: a committed index
+	// that changes without a commit is caught where it changes.
+	FileEachStep bool
 	// wrapFaults, in tests, wraps the parsed injector (to observe it).
 	wrapFaults func(errorfs.Injector) errorfs.Injector
 	_          struct{}
@@ -309,7 +313,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
 				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
 		}
-		if derr == nil && r.inj == nil && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote) {
+		if derr == nil && r.inj == nil && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep) {
 			// A write is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.
 			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {

@@ -22,11 +22,17 @@ func buildAdapter(t *testing.T) string {
 	return bin
 }
 
-// TestConformReference: `simrun conform --exec ADAPTER --json` on the Go
+// TestConform builds the adapter once for the subtests below.
+func TestConform(t *testing.T) {
+	bin := buildAdapter(t)
+	t.Run("reference", func(t *testing.T) { testConformReference(t, bin) })
+	t.Run("variant", func(t *testing.T) { testConformVariant(t, bin) })
+}
+
+// testConformReference: `simrun conform --exec ADAPTER --json` on the Go
 // reference adapter exits 0 with a report whose every field is snake_case
 // and documented in docs/simrun.md; the text form ends with the counts.
-func TestConformReference(t *testing.T) {
-	bin := buildAdapter(t)
+func testConformReference(t *testing.T, bin string) {
 	var out, errOut bytes.Buffer
 	code := run(&env{stdout: &out, stderr: &errOut}, []string{"conform", "--exec", bin + " --design reference", "--json"})
 	require.Equal(t, exitOK, code, "%s%s", out.String(), errOut.String())
@@ -54,12 +60,11 @@ func TestConformReference(t *testing.T) {
 	require.Contains(t, out.String(), "holds    walk seed=2")
 }
 
-// TestConformVariant: a design variant of the adapter exits 1, naming a
+// testConformVariant: a design variant of the adapter exits 1, naming a
 // broken invariant and the matching variant; the shrunk trace it writes
 // fails through `simrun replay --exec` of the variant and passes through
 // the reference.
-func TestConformVariant(t *testing.T) {
-	bin := buildAdapter(t)
+func testConformVariant(t *testing.T, bin string) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	code := run(&env{stdout: &out, stderr: &errOut}, []string{"conform", "--exec", bin + " --design v1-no-seed", "--walks", "0", "--out", dir})
