@@ -104,15 +104,17 @@ type benchReport struct {
 }
 
 // cmdBench measures cold and warm launches of a preset in a temporary
-// directory, with progress on stderr. Exit 0 when every step behaved (warm
+// directory, with progress on stderr when it is a terminal (or --progress).
+// Exit 0 when every step behaved (warm
 // launches hit everything); 1 when a step did not, or failed; 2 usage.
 func cmdBench(e *env, args []string) int {
-	fs := newFlagSet(e, "bench", "simrun bench [--preset small|llama-1184] [--runs N] [--relaunches N] [--dir DIR] [--json]")
+	fs := newFlagSet(e, "bench", "simrun bench [--preset small|llama-1184] [--runs N] [--relaunches N] [--dir DIR] [--json] [--progress]")
 	preset := fs.String("preset", runtime.PresetSmall, "preset: "+strings.Join(runtime.Presets(), " or "))
 	runs := fs.Int("runs", 0, "launches per measurement, median reported (0: 5 for small, 3 for llama-1184)")
 	relaunches := fs.Int("relaunches", 100, "warm relaunches for the growth measurement (G4)")
 	dir := fs.String("dir", "", "directory for the cache file (default: a new temporary directory, removed after)")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	progress := fs.Bool("progress", false, "print progress to stderr even when it is not a terminal")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -143,7 +145,7 @@ func cmdBench(e *env, args []string) int {
 		defer os.RemoveAll(d)
 		work = d
 	}
-	b := &bencher{e: e, runs: *runs, path: filepath.Join(work, "bench.cache")}
+	b := &bencher{e: e, runs: *runs, path: filepath.Join(work, "bench.cache"), verbose: *progress || e.stderrIsTerminal()}
 	rep, err := b.run(*preset, *relaunches)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun bench: %v\n", err)
@@ -169,10 +171,15 @@ type bencher struct {
 	e    *env
 	runs int
 	path string
+	// verbose: progress lines go to stderr. A minute-long run shows a person
+	// at a terminal where it is; a pipe or a log gets only the report.
+	verbose bool
 }
 
 func (b *bencher) progress(format string, args ...any) {
-	fmt.Fprintf(b.e.stderr, "bench: "+format+"\n", args...)
+	if b.verbose {
+		fmt.Fprintf(b.e.stderr, "bench: "+format+"\n", args...)
+	}
 }
 
 func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {

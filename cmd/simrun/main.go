@@ -27,6 +27,17 @@ type env struct {
 	stderr io.Writer
 }
 
+// stderrIsTerminal reports whether stderr reaches a person: progress that
+// would clutter a log or a pipe is worth printing there.
+func (e *env) stderrIsTerminal() bool {
+	f, ok := e.stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 type command struct {
 	run  func(e *env, args []string) int
 	help string
