@@ -109,7 +109,7 @@ func benchParse(b *testing.B, n, indexLen int, parse func() error) {
 
 var _ io.ReaderAt = (*spectest.SparseFile)(nil)
 
-// BenchmarkVerifyEntryData prices the G1 data check: CRC32C over one 4 MiB
+// BenchmarkVerifyEntryData prices the G1 data check: DataChecksum (XXH3) over one 4 MiB
 // packed weight read through a bytes.Reader (a mapping costs the same copy).
 func BenchmarkVerifyEntryData(b *testing.B) {
 	ws := spectest.Weights(1, 4<<20, 1)

@@ -16,7 +16,8 @@ type Entry struct {
 	// Size is the number of data bytes: the size the packer asked for, not
 	// the page-rounded length of its region.
 	Size uint64
-	// CRC is the CRC32C (Castagnoli) of the Size data bytes (v3; 0 in v2).
+	// CRC is the DataChecksum (XXH3, as the commit slot's data checksum
+	// field says) of the Size data bytes (v3; 0 in v2).
 	// Parsers do not read data; VerifyEntryData checks it (G1).
 	CRC uint32
 	// CopyID names this copy of the packing (v3; 0 in v2). A writer gives

@@ -33,6 +33,11 @@ var (
 	// ErrBadPageSize is returned when a v3 commit slot records a writer page
 	// size that is not a power of two in [MinPageSize, MaxPageSize].
 	ErrBadPageSize = corrupt("bad page size")
+	// ErrUnsupportedChecksum is returned when a v3 commit slot names a data
+	// checksum algorithm this reader does not verify with: zero in a file
+	// written before XXH3 replaced CRC32C for data. Such a file is rebuilt,
+	// never verified with the wrong algorithm.
+	ErrUnsupportedChecksum = corrupt("unsupported data checksum algorithm")
 )
 
 // Commit point (v3 only).
@@ -74,8 +79,9 @@ var (
 	// declared number of entries (v2: between the last entry and the footer;
 	// v3: at the end of the index block), or v3 padding bytes are non-zero.
 	ErrTrailingBytes = corrupt("trailing bytes after the last entry")
-	// ErrChecksum is returned when a CRC32C does not match: a v3 commit slot,
-	// the v3 index block, or (from VerifyEntryData) an entry's data.
+	// ErrChecksum is returned when a checksum does not match: a v3 commit
+	// slot's or index block's CRC32C, or (from VerifyEntryData) an entry's
+	// DataChecksum.
 	ErrChecksum = corrupt("checksum mismatch")
 )
 
@@ -147,6 +153,7 @@ var problemNames = []struct {
 	{ErrBadMagic, "ErrBadMagic"},
 	{ErrUnsupportedVersion, "ErrUnsupportedVersion"},
 	{ErrBadPageSize, "ErrBadPageSize"},
+	{ErrUnsupportedChecksum, "ErrUnsupportedChecksum"},
 	{ErrBadSlot, "ErrBadSlot"},
 	{ErrIndexOutOfBounds, "ErrIndexOutOfBounds"},
 	{ErrEmptyIndex, "ErrEmptyIndex"},

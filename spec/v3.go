@@ -37,7 +37,8 @@ const (
 	slotIndexOffOff = 24
 	slotIndexLenOff = 32
 	slotIndexCRCOff = 40
-	slotReservedOff = 44
+	slotDataSumOff  = 44
+	slotReservedOff = 48
 	slotCRCOff      = V3SlotSize - 4
 )
 
@@ -47,6 +48,21 @@ const (
 const (
 	V3SlotMagic  = "XPWCSLOT"
 	V3IndexMagic = "XPWCIDX3"
+)
+
+// The data checksum field of a commit slot names the algorithm of every
+// entry's data checksum (Entry.CRC) in the index it commits. Files written
+// before the field existed hold zero there (the bytes were reserved) and
+// CRC32C checksums: a reader rejects them with ErrUnsupportedChecksum, so
+// they are rebuilt and never verified with the wrong algorithm (G1, G7).
+const (
+	// DataChecksumCRC32C is CRC32C, what v3 files stored before XXH3. It is
+	// no longer read nor written.
+	DataChecksumCRC32C uint32 = 0
+	// DataChecksumXXH3 is DataChecksum: XXH3-64 folded to 32 bits.
+	DataChecksumXXH3 uint32 = 1
+	// V3DataChecksum is the algorithm this package writes and reads.
+	V3DataChecksum = DataChecksumXXH3
 )
 
 // ValidPageSize reports whether n may be recorded as a v3 writer page size.
@@ -91,6 +107,7 @@ func EncodeCommitSlot(c Commit) []byte {
 	le.PutUint64(b[slotIndexOffOff:], c.IndexOff)
 	le.PutUint64(b[slotIndexLenOff:], c.IndexLen)
 	le.PutUint32(b[slotIndexCRCOff:], c.IndexCRC)
+	le.PutUint32(b[slotDataSumOff:], V3DataChecksum)
 	le.PutUint32(b[slotCRCOff:], CRC32C(b[:slotCRCOff]))
 	return b
 }
@@ -108,7 +125,8 @@ func EncodeV3Header(pageSize int) []byte {
 
 // ParseCommitSlot decodes and checks the slot bytes b found at slot position
 // pos (0 or 1). Checks in order: magic (ErrBadMagic), version
-// (*VersionError), CRC (ErrChecksum), page size (ErrBadPageSize), reserved
+// (*VersionError), CRC (ErrChecksum), data checksum algorithm
+// (ErrUnsupportedChecksum), page size (ErrBadPageSize), reserved
 // bytes zero and generation parity (ErrBadSlot). A generation-0 slot is
 // returned without error; the caller decides that it commits nothing.
 func ParseCommitSlot(b []byte, pos int) (Commit, error) {
@@ -126,6 +144,9 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 	}
 	if got, want := le.Uint32(b[slotCRCOff:]), CRC32C(b[:slotCRCOff]); got != want {
 		return Commit{}, ferr(base+slotCRCOff, "slot crc", uint64(got), ErrChecksum)
+	}
+	if a := le.Uint32(b[slotDataSumOff:]); a != V3DataChecksum {
+		return Commit{}, ferr(base+slotDataSumOff, "data checksum", uint64(a), ErrUnsupportedChecksum)
 	}
 	c := Commit{
 		PageSize:   le.Uint32(b[slotPageSizeOff:]),

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/spec"
+	"github.com/xpwc/xpwc/spec/spectest"
 )
 
 // rawV3Entry lays out one v3 index entry field by field, independently of
@@ -48,6 +49,7 @@ func rawSlot(version, page uint32, gen, indexOff, indexLen uint64, indexCRC uint
 	le.PutUint64(b[24:], indexOff)
 	le.PutUint64(b[32:], indexLen)
 	le.PutUint32(b[40:], indexCRC)
+	le.PutUint32(b[44:], 1) // data checksum: XXH3
 	return fixSlot(b)
 }
 
@@ -126,6 +128,8 @@ func TestV3Errors(t *testing.T) {
 		{"both slots bad magic", bytes.Repeat([]byte{0xCC}, 8192), spec.ErrBadMagic},
 		{"slot version 5", slot(func(s []byte) { le.PutUint32(s[8:], 5); fixSlot(s) }), spec.ErrUnsupportedVersion},
 		{"slot version 3 (entries without copy_id)", slot(func(s []byte) { le.PutUint32(s[8:], 3); fixSlot(s) }), spec.ErrUnsupportedVersion},
+		{"slot data checksum 0 (CRC32C, files before XXH3)", slot(func(s []byte) { le.PutUint32(s[44:], 0); fixSlot(s) }), spec.ErrUnsupportedChecksum},
+		{"slot data checksum 2", slot(func(s []byte) { le.PutUint32(s[44:], 2); fixSlot(s) }), spec.ErrUnsupportedChecksum},
 		{"slot crc", slot(func(s []byte) { s[30] ^= 1 }), spec.ErrChecksum},
 		{"slot torn to zeros", slot(func(s []byte) { clear(s[100:]) }), spec.ErrChecksum},
 		{"page size 2048", slot(func(s []byte) { le.PutUint32(s[12:], 2048); fixSlot(s) }), spec.ErrBadPageSize},
@@ -199,6 +203,30 @@ func TestV3VersionErrorReachable(t *testing.T) {
 		assert.Equal(t, spec.VersionError{Got: v, Want: 4}, *ve)
 		assert.ErrorIs(t, err, spec.ErrNoCommit)
 	}
+}
+
+// TestV3DataChecksumField: the slot names the data checksum, an entry's
+// CRC field holds DataChecksum of its bytes (XXH3, not CRC32C), and the
+// streaming hasher agrees with the one-shot checksum at every split, so
+// VerifyEntryData's chunked pass checks what the writer stored.
+func TestV3DataChecksumField(t *testing.T) {
+	assert.Equal(t, uint32(1), le.Uint32(spec.EncodeCommitSlot(spec.Commit{Generation: 1, PageSize: 4096})[44:]))
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	f, es := spectest.BuildV3(4096, []spectest.Weight{{Key: spec.Key{Weight: "w", Seed: 1}, Data: data}})
+	require.Equal(t, spec.DataChecksum(data), es[0].CRC)
+	require.NotEqual(t, spec.CRC32C(data), es[0].CRC)
+	require.NoError(t, spec.VerifyEntryData(bytes.NewReader(f), es[0]))
+	for _, cut := range []int{0, 1, 63, 64, 65, 240, 1024, 100_000, len(data)} {
+		h := spec.NewDataHasher()
+		h.Write(data[:cut])
+		h.Write(data[cut:])
+		require.Equal(t, spec.DataChecksum(data), h.Sum(), "split at %d", cut)
+	}
+	f[es[0].Offset+123] ^= 1
+	require.ErrorIs(t, spec.VerifyEntryData(bytes.NewReader(f), es[0]), spec.ErrChecksum)
 }
 
 func TestProblemNames(t *testing.T) {

@@ -92,15 +92,18 @@ type benchReport struct {
 	// Over the cache file as a warm launch sees it, mapped read-only:
 	// FirstTouchMS is the first read pass over a fresh mapping (its page
 	// faults included), SweepMS a second pass (the floor of any check of
-	// the bytes), ChecksumGBps CRC32C over the same mapping, what data
-	// verification (G1) runs; ChecksumToSweep is checksum GB/s over sweep
-	// GB/s.
+	// the bytes), ChecksumGBps the data checksum (spec.DataChecksum, XXH3)
+	// over the same mapping, what data verification (G1) runs;
+	// ChecksumToSweep is checksum GB/s over sweep GB/s. CRC32CGBps is
+	// CRC32C over the same mapping, the data checksum v3 used before.
 	MappedBytes     int64   `json:"mapped_bytes"`
 	FirstTouchMS    float64 `json:"first_touch_ms"`
 	SweepMS         float64 `json:"sweep_ms"`
 	SweepGBps       float64 `json:"sweep_gbps"`
 	ChecksumGBps    float64 `json:"checksum_gbps"`
 	ChecksumToSweep float64 `json:"checksum_to_sweep"`
+	CRC32CGBps      float64 `json:"crc32c_mapped_gbps"`
+	CRC32CToSweep   float64 `json:"crc32c_to_sweep"`
 }
 
 // cmdBench measures cold and warm launches of a preset in a temporary
@@ -407,15 +410,20 @@ func (b *bencher) mappedFile(rep *benchReport) error {
 	first, a1 := sweep()
 	second, a2 := sweep()
 	t := time.Now()
-	sum := spec.CRC32C(mem)
-	crc := time.Since(t)
+	sum := spec.DataChecksum(mem)
+	dsum := time.Since(t)
+	t = time.Now()
+	crc := spec.CRC32C(mem)
+	crcT := time.Since(t)
+	gbps := func(d time.Duration) float64 { return round2(float64(size) / d.Seconds() / 1e9) }
 	rep.MappedBytes = size
 	rep.FirstTouchMS, rep.SweepMS = msOf(first), msOf(second)
-	rep.SweepGBps = round2(float64(size) / second.Seconds() / 1e9)
-	rep.ChecksumGBps = round2(float64(size) / crc.Seconds() / 1e9)
+	rep.SweepGBps = gbps(second)
+	rep.ChecksumGBps, rep.CRC32CGBps = gbps(dsum), gbps(crcT)
 	rep.ChecksumToSweep = ratio(rep.ChecksumGBps, rep.SweepGBps)
-	b.progress("mapped file %d bytes: first touch %.2f ms, sweep %.2f ms, crc32c %.2f GB/s (%x %x %08x)",
-		size, rep.FirstTouchMS, rep.SweepMS, rep.ChecksumGBps, a1, a2, sum)
+	rep.CRC32CToSweep = ratio(rep.CRC32CGBps, rep.SweepGBps)
+	b.progress("mapped file %d bytes: first touch %.2f ms, sweep %.2f ms, xxh3 %.2f GB/s, crc32c %.2f GB/s (%x %x %08x %08x)",
+		size, rep.FirstTouchMS, rep.SweepMS, rep.ChecksumGBps, rep.CRC32CGBps, a1, a2, sum, crc)
 	return nil
 }
 
@@ -540,8 +548,10 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "upgrade to %s:%s, next launch %d misses, file %d bytes (%+d), garbage %d\n",
 		r.UpgradeKernel, counts(" repacks", r.UpgradeRepacks), r.UpgradeNextMisses, r.FileSizeAfterUpgrade, r.GrowthBytesAfterUpgrade, r.GarbageAfterUpgrade)
 	fmt.Fprintf(w, "pack %.2f GB/s, copy %.2f GB/s (pack/copy %.2f), crc32c %.2f GB/s on a hot buffer\n", r.PackGBps, r.CopyGBps, r.PackRatio, r.CRCGBps)
-	fmt.Fprintf(w, "mapped cache file (%d bytes): first touch %.2f ms, sweep %.2f ms (%.2f GB/s), crc32c %.2f GB/s (crc32c/sweep %.2f)\n",
-		r.MappedBytes, r.FirstTouchMS, r.SweepMS, r.SweepGBps, r.ChecksumGBps, r.ChecksumToSweep)
+	fmt.Fprintf(w, "mapped cache file (%d bytes): first touch %.2f ms, sweep %.2f ms (%.2f GB/s)\n",
+		r.MappedBytes, r.FirstTouchMS, r.SweepMS, r.SweepGBps)
+	fmt.Fprintf(w, "  data checksum (xxh3) %.2f GB/s: xxh3/sweep %.2f; crc32c %.2f GB/s: crc32c/sweep %.2f\n",
+		r.ChecksumGBps, r.ChecksumToSweep, r.CRC32CGBps, r.CRC32CToSweep)
 }
 
 // median of an even count is the mean of the middle two, so two runs do

@@ -39,7 +39,7 @@ type entry struct {
 	id   uint64
 	key  spec.Key
 	data []byte // len == size; capacity clipped so appends cannot spill
-	crc  uint32 // CRC32C of data (v3); 0 in v2
+	crc  uint32 // spec.DataChecksum of data (v3); 0 in v2
 	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
 	// new for every packing this cache writes, carried over from the file
 	// for loaded ones. 0 for v2 and heap entries.

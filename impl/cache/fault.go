@@ -6,7 +6,8 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// crcMapped computes the CRC32C of mapped file data. Another process may
+// crcMapped computes the data checksum (spec.DataChecksum) of mapped file
+// data. Another process may
 // have truncated the file under the mapping (nothing in the lock protocol
 // stops a foreign writer); reading such pages raises SIGBUS, which would
 // kill the process. Under debug.SetPanicOnFault the fault becomes a panic
@@ -22,5 +23,5 @@ func crcMapped(b []byte) (crc uint32, ok bool) {
 			crc, ok = 0, false
 		}
 	}()
-	return spec.CRC32C(b), true
+	return spec.DataChecksum(b), true
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// VerifyPolicy says when the CRC32C of committed data is checked (G1). v2
+// VerifyPolicy says when the checksum of committed data is checked (G1). v2
 // files carry no data checksums, so for them every policy is VerifyOff.
 type VerifyPolicy int
 

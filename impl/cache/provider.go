@@ -206,7 +206,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		e.place, e.heapReason = inHeap, r.heapReason
 	}
 	if e.place == inFile && c.opts.Format == spec.FormatV3 {
-		e.crc = spec.CRC32C(data)
+		e.crc = spec.DataChecksum(data)
 		e.copyID = newCopyID()
 	}
 	e.verified = true

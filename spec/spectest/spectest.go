@@ -53,6 +53,11 @@ type V3Builder struct {
 	File     []byte
 	Gen      uint64
 	Entries  []spec.Entry
+	// LegacyCRC32C writes what v3 writers wrote before the commit slot named
+	// the data checksum: entry checksums are CRC32C and the slot's data
+	// checksum field is zero. Readers must reject such files (never verify
+	// their data with the wrong algorithm).
+	LegacyCRC32C bool
 }
 
 // NewV3 starts a file with a fresh header.
@@ -68,7 +73,10 @@ func (b *V3Builder) Save(ws []Weight) {
 		off := alignUp(uint64(len(b.File)), page)
 		b.File = append(b.File, make([]byte, off-uint64(len(b.File)))...)
 		b.File = append(b.File, w.Data...)
-		e := spec.Entry{Key: w.Key, Offset: off, Size: uint64(len(w.Data)), CRC: spec.CRC32C(w.Data)}
+		e := spec.Entry{Key: w.Key, Offset: off, Size: uint64(len(w.Data)), CRC: spec.DataChecksum(w.Data)}
+		if b.LegacyCRC32C {
+			e.CRC = spec.CRC32C(w.Data)
+		}
 		replaced := false
 		for i := range b.Entries {
 			if b.Entries[i].Key.Name() == w.Key.Name() {
@@ -85,7 +93,12 @@ func (b *V3Builder) Save(ws []Weight) {
 	b.File = append(b.File, index...)
 	b.Gen++
 	c := spec.NewCommit(b.Gen, b.PageSize, indexOff, index)
-	copy(b.File[spec.CommitSlotOffset(b.Gen):], spec.EncodeCommitSlot(c))
+	slot := spec.EncodeCommitSlot(c)
+	if b.LegacyCRC32C {
+		le.PutUint32(slot[44:], spec.DataChecksumCRC32C)
+		le.PutUint32(slot[spec.V3SlotSize-4:], spec.CRC32C(slot[:spec.V3SlotSize-4]))
+	}
+	copy(b.File[spec.CommitSlotOffset(b.Gen):], slot)
 }
 
 // BuildV3 is one save of ws into a fresh file.
