@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/xpwc/xpwc/impl/cache"
@@ -26,6 +27,18 @@ func GoAdapter(design string) (Adapter, error) {
 	if design == "reference" {
 		return a, nil
 	}
+	if design == v2Design {
+		a.Name, a.Format = "xpwc-go/"+design, "v2"
+		a.Capabilities = slices.DeleteFunc(Capabilities(), func(c string) bool { return c == CapFormatV3 })
+		a.Open = func(path string, fsys vfs.FS) (sim.Instance, error) {
+			c, err := cache.Open(cache.Options{Path: path, FS: fsys, Format: spec.FormatV2})
+			if err != nil {
+				return nil, err
+			}
+			return sim.GoInstance(c), nil
+		}
+		return a, nil
+	}
 	wrap, ok := variants[design]
 	if !ok {
 		if _, err := model.DesignByName(design); err == nil {
@@ -44,9 +57,17 @@ func GoAdapter(design string) (Adapter, error) {
 	return a, nil
 }
 
+// v2Design is served by the cache in ExecuTorch's v2 format rather than by
+// a wrapper: the footer at the end of the file is its only commit point, a
+// crash between data appended after it and a new footer leaves no loadable
+// index (I3), and no data is checksummed (I2); the v2 key has no
+// fingerprint or source either. The adapter says its format is v2, which
+// the driver does not read, and claims every other capability.
+const v2Design = "no-commit-point"
+
 // VariantNames lists the designs GoAdapter serves besides the reference.
 func VariantNames() []string {
-	var out []string
+	out := []string{v2Design}
 	for n := range variants {
 		out = append(out, n)
 	}
@@ -58,7 +79,6 @@ func VariantNames() []string {
 // why a process behind the protocol cannot show its bug.
 var notEmulated = map[string]string{
 	"borrowed-options":          "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
-	"no-commit-point":           "its bug needs a crash at an instant inside a commit; the driver kills an adapter only between requests",
 	"pr19988-cache-loaded-flag": "its second mapping of the instance's own regions changes no result the protocol carries (the reference reloads at that init too); a count of mappings in the protocol would show it",
 }
 

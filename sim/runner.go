@@ -43,6 +43,11 @@ type Config struct {
 	// every step, not only after the steps that wrote: a committed index
 	// that changes without a commit is caught where it changes.
 	FileEachStep bool
+	// AdoptCompaction lets a commit take the implementation's compaction
+	// decision where the scenario names another one the model allows (G4
+	// bounds garbage; it does not fix the moment of a rewrite). Generated
+	// sequences always adopt (RunOps).
+	AdoptCompaction bool
 	// wrapFaults, in tests, wraps the parsed injector (to observe it).
 	wrapFaults func(errorfs.Injector) errorfs.Injector
 	_          struct{}
@@ -91,7 +96,7 @@ func (r *Runner) Trace() Trace {
 // default bounds; design and bounds directives may change both before the
 // first lifecycle directive.
 func NewRunner(cfg Config) (*Runner, error) {
-	r := &Runner{cfg: cfg, bounds: model.DefaultBounds(), known: KnownDivergences()}
+	r := &Runner{cfg: cfg, bounds: model.DefaultBounds(), known: KnownDivergences(), adopt: cfg.AdoptCompaction}
 	d, err := model.DesignByName("reference")
 	if err != nil {
 		return nil, err
