@@ -169,3 +169,26 @@ func TestEveryVariantHasAnAdapterOrAReason(t *testing.T) {
 	_, err := GoAdapter("no-such-design")
 	require.ErrorContains(t, err, "unknown design")
 }
+
+// TestExploreTraces: with Explore, the explorer's shortest trace to each
+// variant's known bug runs through the adapter, held to the reference;
+// through the v1-no-seed adapter exactly the trace to v1-no-seed's bug
+// breaks, judged closest to it.
+func TestExploreTraces(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "v1-no-seed"}}
+	rep, err := Run(Options{Command: cmd, Scenarios: []sim.File{}, Explore: true})
+	require.NoError(t, err)
+	ran := 0
+	for _, s := range rep.Scenarios {
+		require.True(t, strings.HasPrefix(s.Name, "explore "), s.Name)
+		ran++
+		if strings.HasPrefix(s.Name, "explore v1-no-seed ") {
+			require.Equal(t, Broken, s.Verdict, s.Reason)
+			require.Equal(t, "v1-no-seed", s.Closest)
+			require.Contains(t, s.Broke, "I1-no-stale-hit")
+		} else {
+			require.Equal(t, Holds, s.Verdict, "%s: %s", s.Name, s.Reason)
+		}
+	}
+	require.GreaterOrEqual(t, ran, 5)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/model/explore"
 	"github.com/xpwc/xpwc/sim"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -78,6 +79,10 @@ type Options struct {
 	// OutDir receives each broken run's shrunk trace as a scenario file;
 	// "" writes none.
 	OutDir string
+	// Explore runs, for each design variant of the catalog, the shortest
+	// trace the explorer finds to each invariant the variant is known to
+	// break, held to the reference.
+	Explore bool
 	// Walks model-guided random walks of Steps ops each (seeded Seed,
 	// Seed+1, …) run after the scenarios, over Names names.
 	Walks, Steps, Names int
@@ -131,6 +136,13 @@ func Run(o Options) (*Report, error) {
 			// implementation with that variant's bug fails.
 			rep.Scenarios = append(rep.Scenarios, runTrace(o, rep.Adapter, f.Name+" (as reference)", b, ops))
 		}
+	}
+	if o.Explore {
+		rs, err := exploreTraces(o, rep.Adapter)
+		if err != nil {
+			return nil, err
+		}
+		rep.Scenarios = append(rep.Scenarios, rs...)
 	}
 	for i := 0; i < o.Walks; i++ {
 		rep.Scenarios = append(rep.Scenarios, runWalk(o, rep.Adapter, o.Seed+uint64(i)))
@@ -253,6 +265,32 @@ cut:
 	res.Steps = len(tr.Ops)
 	res.verdict(o, tr, err)
 	return res
+}
+
+// exploreTraces explores each design variant until every invariant it is
+// known to break is broken, and runs each shortest trace the reference
+// enables through the adapter.
+func exploreTraces(o Options, h Hello) ([]ScenarioResult, error) {
+	ref, _ := model.DesignByName("reference")
+	var out []ScenarioResult
+	for _, d := range model.Designs() {
+		if len(d.Expect) == 0 {
+			continue
+		}
+		b := model.DefaultBounds()
+		r, err := explore.Run(d, explore.Options{Bounds: b, StopWhenFound: d.Expect})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range r.Violations {
+			if !sim.Replayable(ref, b, v.Trace) {
+				continue
+			}
+			name := fmt.Sprintf("explore %s %s", d.Name, v.Invariant)
+			out = append(out, runTrace(o, h, name, b, v.Trace))
+		}
+	}
+	return out, nil
 }
 
 // variantTrace reads a design variant's scenario file (the explorer's

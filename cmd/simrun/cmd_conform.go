@@ -16,7 +16,7 @@ import (
 // which guarantees and invariants hold, break or are not claimed.
 func cmdConform(e *env, args []string) int {
 	fs := newFlagSet(e, "conform", "simrun conform --exec 'CMD ARGS' [--json] [--timeout DURATION] [--out DIR]",
-		"                      [--walks N] [--steps N] [--seed S] [--names N]",
+		"                      [--walks N] [--steps N] [--seed S] [--names N] [--explore]",
 		"  runs the scenario suite and seeded random walks through an adapter speaking docs/conform.md's protocol")
 	execCmd := fs.String("exec", "", "the adapter command and its arguments, split on white space")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -26,6 +26,7 @@ func cmdConform(e *env, args []string) int {
 	steps := fs.Int("steps", 40, "ops per random walk")
 	seed := fs.Uint64("seed", 1, "seed of the first random walk (walk i uses seed+i)")
 	names := fs.Int("names", 2, "names (packed weights) in the random walks, 1 to 3")
+	exploreFlag := fs.Bool("explore", false, "also run the explorer's shortest trace to each design variant's known bug, held to the reference")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -44,7 +45,7 @@ func cmdConform(e *env, args []string) int {
 	}
 	cmd.Timeout = *timeout
 	start := time.Now()
-	rep, err := conform.Run(conform.Options{Command: cmd, OutDir: *out, Walks: *walks, Steps: *steps, Seed: *seed, Names: *names})
+	rep, err := conform.Run(conform.Options{Command: cmd, OutDir: *out, Explore: *exploreFlag, Walks: *walks, Steps: *steps, Seed: *seed, Names: *names})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun conform: %v\n", err)
 		return exitProblem
