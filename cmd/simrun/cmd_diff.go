@@ -117,18 +117,27 @@ func loadEntries(path string) (*loadedFile, error) {
 		}
 		entries, lf.garbage = v.Entries, uint64(spec.Garbage(spec.MapV3(v)))
 	}
-	h := sha256.New()
 	for _, en := range entries {
-		// Entries of a parsed file lie inside it (the parsers check), so
-		// the read is bounded by the file.
-		h.Reset()
-		if _, err := io.Copy(h, io.NewSectionReader(f, int64(en.Offset), int64(en.Size))); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: entry %s: %w", path, en.Key.V2Name(), err)
+		sum, err := entrySHA256(f, en)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		key := en.Key.V2Name()
-		lf.entries[key] = diffEntry{Key: key, Seed: en.Key.Seed, Size: en.Size, SHA256: hex.EncodeToString(h.Sum(nil))}
+		lf.entries[key] = diffEntry{Key: key, Seed: en.Key.Seed, Size: en.Size, SHA256: sum}
 	}
 	return lf, nil
+}
+
+// entrySHA256 is the content hash of an entry's bytes, in hex: what lets two
+// files be compared entry by entry, v2 ones too, which store no checksum.
+// Entries of a parsed file lie inside it (the parsers check), so the read
+// is bounded by the file.
+func entrySHA256(r io.ReaderAt, en spec.Entry) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(r, int64(en.Offset), int64(en.Size))); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("entry %s: %w", en.Key.V2Name(), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // diffFiles compares by key as ExecuTorch builds it (weight name + bias

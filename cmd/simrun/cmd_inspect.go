@@ -105,6 +105,9 @@ type entryReport struct {
 	// Checksum is "ok" or "mismatch" for v3 data, "none" for v2, which has
 	// no data checksums (what v2 gives up against G1).
 	Checksum string `json:"checksum"`
+	// SHA256 is the content hash of the entry's bytes (valid files): v2
+	// stores no checksum, and this is what compares two files (simrun diff).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // cmdInspect checks a cache file copied off a device: which format, whether
@@ -247,10 +250,14 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
 	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
 	for _, en := range v.Entries {
+		sum, err := entrySHA256(r, en)
+		if err != nil {
+			return err
+		}
 		rep.Entries = append(rep.Entries, entryReport{
 			Name: en.Key.Weight, Key: en.Key.Weight,
 			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
-			Checksum: "none",
+			Checksum: "none", SHA256: sum,
 		})
 	}
 	return nil
@@ -347,6 +354,9 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 				rep.Error = fmt.Sprintf("entry %s: %v", displayName(en.Key), err)
 			}
 			rep.Problems = append(rep.Problems, problem{Name: spec.ProblemName(err), Message: err.Error(), Entry: displayName(en.Key)})
+		}
+		if er.SHA256, err = entrySHA256(r, en); err != nil {
+			return err
 		}
 		rep.Entries = append(rep.Entries, er)
 	}
