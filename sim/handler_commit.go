@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
@@ -15,6 +16,12 @@ func (w *world) handleCommit(pr *proc, op spec.Op) spec.Result {
 	var err error
 	if op.Kind == spec.OpFinalize {
 		err = pr.c.Finalize()
+		if fin, ferr := pr.c.IsFinalized(); err == nil && (ferr != nil || !fin) {
+			// XNNPACK asks is_finalized before it runs: a finalize that
+			// leaves the program unfinalized failed, whatever it said.
+			err = fmt.Errorf("finalize returned but is_finalized says %v (%v)", fin, ferr)
+			w.note = err.Error()
+		}
 	} else {
 		err = pr.c.Save()
 	}

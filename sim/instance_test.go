@@ -87,3 +87,25 @@ func TestImplementationFault(t *testing.T) {
 	_, err := NewRunner(Config{Backend: BackendCrashFS, Open: OpenGo})
 	require.Error(t, err, "an opened implementation runs on the os backend only")
 }
+
+// neverFinal finalizes but says the program is not finalized.
+type neverFinal struct{ Instance }
+
+func (neverFinal) IsFinalized() (bool, error) { return false, nil }
+
+// TestFinalizeMustFinalize: after a finalize that returned, is_finalized
+// must say so (XNNPACK asks before it runs); otherwise the finalize failed.
+func TestFinalizeMustFinalize(t *testing.T) {
+	open := func(path string, fsys vfs.FS) (Instance, error) {
+		in, err := OpenGo(path, fsys)
+		if err != nil {
+			return nil, err
+		}
+		return neverFinal{in}, nil
+	}
+	rep := RunScenario(File{Name: "launch", Text: launch}, Config{Backend: BackendOS, Dir: t.TempDir(), Open: open})
+	var d *DivergenceError
+	require.True(t, errors.As(rep.Err, &d), "%v", rep.Err)
+	require.True(t, strings.HasPrefix(d.Op, "finalize"), d.Op)
+	require.Contains(t, d.Cache, "is_finalized says false")
+}
