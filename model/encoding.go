@@ -31,7 +31,7 @@ func (s *State) Encode(e *Encoding) {
 	for p := range s.Procs {
 		s.Procs[p].encode((*[procSize]byte)(e[p*procSize:]))
 	}
-	b := (*[EncodedSize - maxProcs*procSize]byte)(e[maxProcs*procSize:])
+	b := (*[EncodedSize - encDisk]byte)(e[encDisk:])
 	d := &s.Disk
 	b[0] = byte(d.State)
 	encodeRecs((*[maxNames]byte)(b[encIdx-encDisk:]), &d.Idx)
@@ -76,42 +76,43 @@ func encodeRecs(b *[maxNames]byte, r *[maxNames]Rec) {
 // Decode is the inverse of Encode.
 func (e *Encoding) Decode() State {
 	var s State
-	b := e[:]
-	next := func() byte { c := b[0]; b = b[1:]; return c }
-	bit := func() bool { return next() != 0 }
-	recs := func(r *[maxNames]Rec) {
-		for n := range r {
-			r[n] = Rec(next())
-		}
-	}
 	for q := range s.Procs {
-		p := &s.Procs[q]
-		p.Phase, p.Kernel = spec.Phase(next()), next()
-		for n := range p.Src {
-			p.Src[n] = next()
-		}
-		p.Prog, p.Loaded = spec.Program(next()), next()
-		for n := range p.Ents {
-			x := &p.Ents[n]
-			x.Rec, x.Status, x.Hold, x.Maps = Rec(next()), spec.EntryStatus(next()), next(), next()
-			x.Verified, x.Retired, x.Fallback, x.CurIno = bit(), bit(), bit(), bit()
-			x.Step, x.Place = next(), spec.Placement(next())
-		}
-		recs(&p.Tomb)
-		p.FileOn, p.NoFile, p.Expect, p.Blocked = bit(), bit(), bit(), bit()
-		p.HeapLaunch, p.Replacing, p.Clean, p.Broken = bit(), bit(), bit(), bit()
-		p.LoadFlag, p.OptModule, p.OptCaller = bit(), bit(), bit()
+		s.Procs[q].decode((*[procSize]byte)(e[q*procSize:]))
 	}
-	s.Disk.State = DiskState(next())
-	recs(&s.Disk.Idx)
-	s.Disk.Garbage, s.Disk.Volatile, s.Disk.Lock = next(), next(), next()
-	s.Env.Kernel = next()
-	for n := range s.Env.Src {
-		s.Env.Src[n] = next()
-	}
-	s.Env.Settled, s.GhostValid = next(), bit()
-	recs(&s.Ghost)
+	b := (*[EncodedSize - encDisk]byte)(e[encDisk:])
+	d := &s.Disk
+	d.State = DiskState(b[0])
+	decodeRecs(&d.Idx, (*[maxNames]byte)(b[encIdx-encDisk:]))
+	d.Garbage, d.Volatile, d.Lock = b[1+maxNames], b[2+maxNames], b[encLock-encDisk]
+	s.Env.Kernel = b[diskSize]
+	copy(s.Env.Src[:], b[diskSize+1:])
+	s.Env.Settled = b[diskSize+1+maxNames]
+	s.GhostValid = b[diskSize+envSize] != 0
+	decodeRecs(&s.Ghost, (*[maxNames]byte)(b[diskSize+envSize+1:]))
 	return s
+}
+
+func (p *Proc) decode(b *[procSize]byte) {
+	p.Phase, p.Kernel = spec.Phase(b[0]), b[1]
+	copy(p.Src[:], b[2:])
+	p.Prog, p.Loaded = spec.Program(b[2+maxNames]), b[3+maxNames]
+	for n := range p.Ents {
+		x, e := (*[entrySize]byte)(b[procEnts+n*entrySize:]), &p.Ents[n]
+		e.Rec, e.Status, e.Hold, e.Maps = Rec(x[0]), spec.EntryStatus(x[1]), x[2], x[3]
+		e.Verified, e.Retired, e.Fallback, e.CurIno = x[4] != 0, x[5] != 0, x[6] != 0, x[7] != 0
+		e.Step, e.Place = x[8], spec.Placement(x[9])
+	}
+	decodeRecs(&p.Tomb, (*[maxNames]byte)(b[procTomb:]))
+	o := (*[procSize - procOpts]byte)(b[procOpts:])
+	p.FileOn, p.NoFile, p.Expect, p.Blocked = o[0] != 0, o[1] != 0, o[2] != 0, o[3] != 0
+	p.HeapLaunch, p.Replacing, p.Clean, p.Broken = o[4] != 0, o[5] != 0, o[6] != 0, o[7] != 0
+	p.LoadFlag, p.OptModule, p.OptCaller = o[8] != 0, o[9] != 0, o[10] != 0
+}
+
+func decodeRecs(r *[maxNames]Rec, b *[maxNames]byte) {
+	for n, x := range b {
+		r[n] = Rec(x)
+	}
 }
 
 // Fingerprint is a 64-bit hash (XXH3) of the encoding: what the explorer
@@ -131,6 +132,13 @@ const (
 // order of records.
 func (e *Encoding) canonicalCopies() {
 	for n := range maxNames {
+		l := e[encIdx+n]
+		for q := range maxProcs {
+			l |= e[q*procSize+procEnts+n*entrySize] | e[q*procSize+procTomb+n]
+		}
+		if Rec(l)&recCopy == 0 {
+			continue // no labels to renumber
+		}
 		var r relabel
 		e[encIdx+n] = byte(r.apply(Rec(e[encIdx+n])))
 		for q := range maxProcs {

@@ -10,7 +10,7 @@ type Transition struct {
 }
 
 // invariantCheck reports whether one invariant holds for a transition.
-type invariantCheck func(b Bounds, t Transition) bool
+type invariantCheck func(b *Bounds, t Transition) bool
 
 // checks maps each invariant of spec.Invariants to its predicate. Every ID
 // has one (TestEveryInvariantHasACheck).
@@ -73,7 +73,7 @@ func (c *Checker) Violated(dst []spec.InvariantID, t Transition) []spec.Invarian
 // result) that t breaks.
 func (c *Checker) ViolatedByStep(dst []spec.InvariantID, t Transition) []spec.InvariantID {
 	for i, f := range c.fns {
-		if !f(c.b, t) {
+		if !f(&c.b, t) {
 			dst = append(dst, c.ids[i])
 		}
 	}
@@ -84,7 +84,7 @@ func (c *Checker) ViolatedByStep(dst []spec.InvariantID, t Transition) []spec.In
 // breaks; the explorer calls it once per distinct state.
 func (c *Checker) ViolatedByState(dst []spec.InvariantID, t Transition) []spec.InvariantID {
 	for i, f := range c.sfns {
-		if !f(c.b, t) {
+		if !f(&c.b, t) {
 			dst = append(dst, c.sids[i])
 		}
 	}
@@ -97,7 +97,7 @@ func Check(b Bounds, t Transition) []spec.InvariantID {
 }
 
 // I1: a hit carries the kernel and source versions the process runs.
-func noStaleHit(_ Bounds, t Transition) bool {
+func noStaleHit(_ *Bounds, t Transition) bool {
 	op, r := t.Out.Op, t.Out.Result
 	if op.Kind != spec.OpLookUp || !r.Hit {
 		return true
@@ -107,7 +107,7 @@ func noStaleHit(_ Bounds, t Transition) bool {
 }
 
 // I2: a hit carries intact bytes, unless they were checked and changed after.
-func noCorruptHit(_ Bounds, t Transition) bool {
+func noCorruptHit(_ *Bounds, t Transition) bool {
 	r := t.Out.Result
 	if t.Out.Op.Kind != spec.OpLookUp || !r.Hit {
 		return true
@@ -116,7 +116,7 @@ func noCorruptHit(_ Bounds, t Transition) bool {
 }
 
 // I3: the loadable index is the last visible commit.
-func commitSurvives(_ Bounds, t Transition) bool {
+func commitSurvives(_ *Bounds, t Transition) bool {
 	s := &t.Out.Next
 	if !s.GhostValid {
 		return true
@@ -133,7 +133,7 @@ func commitSurvives(_ Bounds, t Transition) bool {
 }
 
 // I4: a launch owed convergence never misses.
-func converge(_ Bounds, t Transition) bool {
+func converge(_ *Bounds, t Transition) bool {
 	op := t.Out.Op
 	if op.Kind != spec.OpLookUp || t.Out.Result.Hit {
 		return true
@@ -144,7 +144,7 @@ func converge(_ Bounds, t Transition) bool {
 // I5: finalize and save write only when the instance has something to
 // commit (appended packings, dropped ones); an invalidation also when it
 // drops a packing the instance knew as committed.
-func noIdleWrite(_ Bounds, t Transition) bool {
+func noIdleWrite(_ *Bounds, t Transition) bool {
 	op := t.Out.Op
 	if !t.Out.Result.Wrote {
 		return true
@@ -162,7 +162,7 @@ func noIdleWrite(_ Bounds, t Transition) bool {
 }
 
 // I6: after a commit, garbage ≤ max(live, 1).
-func garbageBounded(_ Bounds, t Transition) bool {
+func garbageBounded(_ *Bounds, t Transition) bool {
 	if !t.Out.Result.Wrote {
 		return true
 	}
@@ -171,7 +171,7 @@ func garbageBounded(_ Bounds, t Transition) bool {
 }
 
 // I7: no file range mapped twice in one process.
-func mapOnce(_ Bounds, t Transition) bool {
+func mapOnce(_ *Bounds, t Transition) bool {
 	for p := range t.Out.Next.Procs {
 		for _, e := range t.Out.Next.Procs[p].Ents {
 			if e.Maps > 1 {
@@ -183,7 +183,7 @@ func mapOnce(_ Bounds, t Transition) bool {
 }
 
 // I8: no mapping cut by a truncation.
-func noSIGBUS(_ Bounds, t Transition) bool {
+func noSIGBUS(_ *Bounds, t Transition) bool {
 	for p := range t.Out.Next.Procs {
 		if t.Out.Next.Procs[p].Broken {
 			return false
@@ -193,7 +193,7 @@ func noSIGBUS(_ Bounds, t Transition) bool {
 }
 
 // I9: an init uses the module's own copy of its load options.
-func optionsOwned(_ Bounds, t Transition) bool {
+func optionsOwned(_ *Bounds, t Transition) bool {
 	op := t.Out.Op
 	if op.Kind != spec.OpInit {
 		return true
@@ -206,7 +206,7 @@ func optionsOwned(_ Bounds, t Transition) bool {
 }
 
 // I10: only the lock holder has appended, uncommitted data.
-func singleWriter(_ Bounds, t Transition) bool {
+func singleWriter(_ *Bounds, t Transition) bool {
 	s := &t.Out.Next
 	for p := range s.Procs {
 		if hasAppended(&s.Procs[p]) && s.Disk.Lock != uint8(p)+1 {
@@ -217,12 +217,12 @@ func singleWriter(_ Bounds, t Transition) bool {
 }
 
 // I11: init never fails.
-func loadTotal(_ Bounds, t Transition) bool {
+func loadTotal(_ *Bounds, t Transition) bool {
 	return t.Out.Op.Kind != spec.OpInit || !t.Out.Result.Failed
 }
 
 // I12: the packing path never fails; an explicit save may, with a reason.
-func fallbackNoError(_ Bounds, t Transition) bool {
+func fallbackNoError(_ *Bounds, t Transition) bool {
 	switch t.Out.Op.Kind {
 	case spec.OpReserve, spec.OpInsert, spec.OpFinalize:
 		return !t.Out.Result.Failed

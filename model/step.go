@@ -31,47 +31,59 @@ func stepAppend(dst []Outcome, d *Design, b Bounds, s *State, op spec.Op) []Outc
 	case spec.EvCrash:
 		return m.crash(dst, s, op)
 	}
-	out := Outcome{Op: op, Next: *s}
+	// The outcome is built in place at the end of dst (no copy of it on
+	// append) and dropped again if op is not enabled.
+	n := len(dst)
+	if n < cap(dst) {
+		dst = dst[:n+1]
+	} else {
+		dst = append(dst, Outcome{})
+	}
+	out := &dst[n]
+	out.Op = op
+	out.Next = *s
+	out.Result = spec.Result{}
+	out.Events = 0
 	var ok bool
 	switch op.Kind {
 	case spec.OpInit:
-		ok = m.init(&out, op.Proc, op.Program)
+		ok = m.init(out, op.Proc, op.Program)
 	case spec.OpLookUp:
-		ok = m.lookUp(&out, op.Proc, op.Name)
+		ok = m.lookUp(out, op.Proc, op.Name)
 	case spec.OpReserve:
-		ok = m.reserve(&out, op.Proc, op.Name)
+		ok = m.reserve(out, op.Proc, op.Name)
 	case spec.OpInsert:
-		ok = m.insert(&out, op.Proc, op.Name)
+		ok = m.insert(out, op.Proc, op.Name)
 	case spec.OpFinalize:
-		ok = m.finalize(&out, op.Proc)
+		ok = m.finalize(out, op.Proc)
 	case spec.OpSave:
-		ok = m.save(&out, op.Proc)
+		ok = m.save(out, op.Proc)
 	case spec.OpInvalidate:
-		ok = m.invalidate(&out, op.Proc, op.Name)
+		ok = m.invalidate(out, op.Proc, op.Name)
 	case spec.OpUnload:
-		ok = m.unload(&out, op.Proc, op.Program)
+		ok = m.unload(out, op.Proc, op.Program)
 	case spec.OpDestroy:
-		ok = m.destroy(&out, op.Proc)
+		ok = m.destroy(out, op.Proc)
 	case spec.EvRestart:
-		ok = m.restart(&out, op.Proc)
+		ok = m.restart(out, op.Proc)
 	case spec.EvKernelUpgrade:
-		ok = m.upgrade(&out)
+		ok = m.upgrade(out)
 	case spec.EvSourceChange:
-		ok = m.changeSource(&out, op.Name)
+		ok = m.changeSource(out, op.Name)
 	case spec.EvForeign:
-		ok = m.foreign(&out, op)
+		ok = m.foreign(out, op)
 	case spec.EvClobberOptions:
-		ok = m.clobber(&out, op.Proc)
+		ok = m.clobber(out, op.Proc)
 	}
 	if !ok {
-		return dst
+		return dst[:n]
 	}
 	if op.Branch == spec.BranchCompact && out.Events&EvtCompact == 0 {
 		// Named a compaction where none can happen (nothing to commit, a
 		// new or replaced file, compaction off): not enabled.
-		return dst
+		return dst[:n]
 	}
-	return append(dst, out)
+	return dst
 }
 
 func inBounds(b Bounds, op spec.Op) bool {

@@ -1,6 +1,9 @@
 package explore
 
 import (
+	"encoding/binary"
+	"math/bits"
+
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -181,11 +184,19 @@ func (f *frontier) push(e *model.Encoding) {
 	k := f.cur
 	blk := f.b[k]
 	at := len(blk)
-	blk = append(blk, make([]byte, bitmapSize)...)
-	for j, c := range e {
-		if c != 0 {
-			blk[at+j/8] |= 1 << (j % 8)
-			blk = append(blk, c)
+	blk = blk[:at+bitmapSize]
+	present := blk[at:]
+	clear(present)
+	for j := 0; j < len(e); j += 8 {
+		// Whole words of zeros are the common case.
+		if j+8 <= len(e) && binary.LittleEndian.Uint64(e[j:]) == 0 {
+			continue
+		}
+		for i := j; i < min(j+8, len(e)); i++ {
+			if c := e[i]; c != 0 {
+				present[i/8] |= 1 << (i % 8)
+				blk = append(blk, c)
+			}
 		}
 	}
 	f.b[k] = blk
@@ -201,14 +212,13 @@ func (f *frontier) pop(c *cursor, e *model.Encoding) {
 		c.blk, c.at = c.blk+1, 0
 	}
 	blk := f.b[c.blk]
-	bits := blk[c.at : c.at+bitmapSize]
+	present := blk[c.at : c.at+bitmapSize]
 	at := c.at + bitmapSize
-	for j := range e {
-		if bits[j/8]&(1<<(j%8)) != 0 {
-			e[j] = blk[at]
+	*e = model.Encoding{}
+	for w, m := range present {
+		for ; m != 0; m &= m - 1 {
+			e[w*8+bits.TrailingZeros8(m)] = blk[at]
 			at++
-		} else {
-			e[j] = 0
 		}
 	}
 	c.at = at
