@@ -51,11 +51,8 @@ func canonicalCopies(s *State) {
 }
 
 func hasLabels(s *State, n int) bool {
-	l := s.Disk.Idx[n]
-	for q := range s.Procs {
-		l |= s.Procs[q].Ents[n].Rec | s.Procs[q].Tomb[n]
-	}
-	return l&recCopy != 0
+	a, b := &s.Procs[0], &s.Procs[1] // maxProcs is 2
+	return (s.Disk.Idx[n]|a.Ents[n].Rec|a.Tomb[n]|b.Ents[n].Rec|b.Tomb[n])&recCopy != 0
 }
 
 // relabel numbers labels 1, 2, … in the order apply first sees them.

@@ -132,10 +132,8 @@ const (
 // order of records.
 func (e *Encoding) canonicalCopies() {
 	for n := range maxNames {
-		l := e[encIdx+n]
-		for q := range maxProcs {
-			l |= e[q*procSize+procEnts+n*entrySize] | e[q*procSize+procTomb+n]
-		}
+		ent, tomb := procEnts+n*entrySize, procTomb+n // of the first process; maxProcs is 2
+		l := e[encIdx+n] | e[ent] | e[tomb] | e[procSize+ent] | e[procSize+tomb]
 		if Rec(l)&recCopy == 0 {
 			continue // no labels to renumber
 		}

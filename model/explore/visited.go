@@ -163,6 +163,8 @@ type frontier struct {
 const (
 	bitmapSize = (model.EncodedSize + 7) / 8
 	frontBlock = 1 << 16
+	lows7      = 0x7f7f7f7f7f7f7f7f
+	gather     = 0x0102040810204080 // moves bit 8k to bit 56+k
 )
 
 func (f *frontier) reset() {
@@ -187,16 +189,23 @@ func (f *frontier) push(e *model.Encoding) {
 	blk = blk[:at+bitmapSize]
 	present := blk[at:]
 	clear(present)
-	for j := 0; j < len(e); j += 8 {
-		// Whole words of zeros are the common case.
-		if j+8 <= len(e) && binary.LittleEndian.Uint64(e[j:]) == 0 {
-			continue
+	j := 0
+	for ; j+8 <= len(e); j += 8 {
+		w := binary.LittleEndian.Uint64(e[j:])
+		if w == 0 {
+			continue // whole words of zeros are the common case
 		}
-		for i := j; i < min(j+8, len(e)); i++ {
-			if c := e[i]; c != 0 {
-				present[i/8] |= 1 << (i % 8)
-				blk = append(blk, c)
-			}
+		// The top bit of each nonzero byte, gathered into one byte.
+		nz := ((w & lows7) + lows7 | w) &^ lows7
+		present[j/8] = byte((nz >> 7) * gather >> 56)
+		for ; nz != 0; nz &= nz - 1 {
+			blk = append(blk, e[j+bits.TrailingZeros64(nz)/8])
+		}
+	}
+	for ; j < len(e); j++ {
+		if c := e[j]; c != 0 {
+			present[j/8] |= 1 << (j % 8)
+			blk = append(blk, c)
 		}
 	}
 	f.b[k] = blk
