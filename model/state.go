@@ -10,9 +10,10 @@ import (
 // State is one state of the whole system: every process and its cache
 // instance, the cache file, the environment and the ghost record of the last
 // visible commit. It is a comparable value of fixed size (no maps, slices or
-// pointers), so the explorer hashes and stores it as a map key, and Step
-// copies it freely. Fields that do not matter in a phase are kept zero so that
-// equal situations are equal values.
+// pointers), so == compares states and Step copies them freely; Encoding
+// writes one out field by field for the explorer to hash. Fields that do
+// not matter in a phase are kept zero so that equal situations are equal
+// values.
 type State struct {
 	Procs [maxProcs]Proc
 	Disk  Disk

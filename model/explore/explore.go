@@ -109,8 +109,8 @@ func Run(d model.Design, opts Options) (Result, error) {
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
-	var enc model.Encoding
-	init.CanonicalEncoding(&enc)
+	var enc canonical
+	init.CanonicalEncoding(&enc.Encoding)
 	symmetric := !opts.NoSymmetry && b.Procs == 2
 
 	// What is kept of each visited state: its fingerprint in seen, and in
@@ -121,7 +121,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 	seen.add(enc.Fingerprint())
 	links := newLinks()
 	level, next := &frontier{}, &frontier{}
-	level.push(&enc)
+	level.push(&enc.Encoding)
 	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
 
 	res := Result{Design: d.Name, Bounds: b}
@@ -136,7 +136,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 		var cur cursor
 		for k := range level.n {
 			i := int32(base + k)
-			level.pop(&cur, &enc)
+			level.pop(&cur, &enc.Encoding)
 			s = enc.Decode()
 			for _, op := range alphabet {
 				buf = model.StepAppend(buf[:0], &d, b, &s, op)
@@ -145,21 +145,18 @@ func Run(d model.Design, opts Options) (Result, error) {
 					res.Transitions++
 					t := model.Transition{Prev: &s, Out: out}
 					viol = checker.ViolatedByStep(viol[:0], t)
-					swap := false
-					if symmetric {
-						swap = out.Next.CanonicalEncoding(&enc)
-					} else {
-						out.Next.Encode(&enc)
-					}
-					if seen.add(enc.Fingerprint()) {
+					// A step back to s itself (about a quarter of them)
+					// reaches a state already seen: s is canonical, so its
+					// encoding is the one the set holds.
+					if out.Next != s && visit(out, symmetric, &enc, seen) {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
 						viol = checker.ViolatedByState(viol, t)
-						links.add(i, out.Op, swap)
+						links.add(i, out.Op, enc.swapped)
 						states++
 						pending++
 						if keep {
-							next.push(&enc)
+							next.push(&enc.Encoding)
 						}
 					}
 					for _, inv := range viol {
@@ -221,6 +218,25 @@ func Run(d model.Design, opts Options) (Result, error) {
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
 	return res, nil
+}
+
+// canonical is the encoding of a state's representative, and whether
+// getting it swapped the processes.
+type canonical struct {
+	model.Encoding
+	swapped bool
+}
+
+// visit encodes out's state (its representative, when symmetric) into enc
+// and adds its fingerprint to seen, reporting whether it is new.
+func visit(out *model.Outcome, symmetric bool, enc *canonical, seen *fpSet) bool {
+	if symmetric {
+		enc.swapped = out.Next.CanonicalEncoding(&enc.Encoding)
+	} else {
+		out.Next.Encode(&enc.Encoding)
+		enc.swapped = false
+	}
+	return seen.add(enc.Fingerprint())
 }
 
 // stopped reports whether stop is closed, without waiting.
