@@ -19,16 +19,33 @@ import (
 // sequence of calls, which Describe prints. It complements Run, whose
 // schedules come from the Go scheduler and do not replay.
 func RunInterleaved(t Target, w Workload, rec *Recorder, handles *HandleTable) []error {
-	if err := w.validate(); err != nil {
+	r, err := newRunner(t, w, rec, handles)
+	if err != nil {
 		return []error{err}
 	}
-	r := &runner{t: t, w: w, rec: rec, handles: handles}
 	r.errOnly(0, Input{Kind: KindInit, Program: 0})
 	rng := rand.New(rand.NewPCG(w.Seed, 0x5e9))
 	cls := make([]seqClient, w.Clients)
-	for range w.Clients * w.Ops {
-		c := rng.IntN(w.Clients)
-		r.seqStep(rng, c, &cls[c])
+	clients := w.Clients
+	var sp secondProc
+	if w.Second {
+		// The second process is one more client to pick.
+		clients++
+		defer r.closeSecond(w.Clients, &sp)
+	}
+	for range clients * w.Ops {
+		c := rng.IntN(clients)
+		if c == w.Clients {
+			r.secondStep(rng, c, &sp)
+			continue
+		}
+		if r.seqStep(rng, c, &cls[c]) {
+			// A relaunch: reservations of the closed instance are
+			// never inserted (see runner.epoch).
+			for i := range cls {
+				cls[i].stage, cls[i].buf = 0, nil
+			}
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -45,7 +62,8 @@ type seqClient struct {
 	mine  []held
 }
 
-func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
+// seqStep runs client c's next call; it reports whether it relaunched.
+func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) bool {
 	switch cl.stage {
 	case 1:
 		p := r.rec.Call(c, Input{Kind: KindReserve, Name: cl.n})
@@ -56,7 +74,7 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 			Pack(buf, cl.n, cl.v)
 			cl.buf, cl.stage = buf, 2
 		}
-		return
+		return false
 	case 2:
 		k := Key(cl.n, cl.v)
 		p := r.rec.Call(c, Input{Kind: KindInsert, Name: cl.n, Variant: cl.v})
@@ -64,11 +82,15 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 		p.Return(Output{Handle: r.handles.Number(h), Err: Classify(err)})
 		cl.stage, cl.buf = 0, nil
 		if err == nil {
-			hd := held{h, cl.n, cl.v}
+			hd := held{h, cl.n, cl.v, r.epoch.Load()}
 			r.checkBytes(hd)
 			cl.mine = append(cl.mine, hd)
 		}
-		return
+		return false
+	}
+	if r.w.Relaunch > 0 && rng.IntN(100) < r.w.Relaunch {
+		r.relaunch(c)
+		return true
 	}
 	n := rng.IntN(r.w.Names)
 	v := uint8(rng.IntN(r.w.Variants))
@@ -79,7 +101,7 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 		h, hit := r.t.LookUp(Key(n, v))
 		p.Return(Output{Hit: hit, Handle: r.handles.Number(h)})
 		if hit {
-			hd := held{h, n, v}
+			hd := held{h, n, v, r.epoch.Load()}
 			r.checkBytes(hd)
 			cl.mine = append(cl.mine, hd)
 		} else {
@@ -92,6 +114,7 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) {
 	default:
 		r.errOnly(c, cacheWideInput(x, n, q))
 	}
+	return false
 }
 
 // Describe renders a history one operation per line in call order, with

@@ -43,6 +43,16 @@ type slot struct {
 	// Holders is the set of programs whose reference set holds the entry
 	// (model.Entry.Hold).
 	Holders uint8
+	// InFile: the entry's bytes are in the file (loaded, or inserted into
+	// file-backed space), so the next commit lists it; otherwise it is a
+	// heap entry, which no commit lists.
+	InFile bool
+}
+
+// committed is one name in the file's committed index.
+type committed struct {
+	Present bool
+	Variant uint8
 }
 
 // State is the sequential specification's state: the index by name, the
@@ -54,26 +64,102 @@ type State struct {
 	Known    uint8
 	Reserved uint16
 	Loaded   bool
+	// Tainted: reservations that a save or compaction overlapped; the
+	// write session may have ended under them, which sends their insert to
+	// the heap (HeapWriteFailed), or not.
+	Tainted uint16
+	// Dirty: the instance has appended or dropped an entry since its last
+	// commit (model.Proc's appended entries and tombstones).
+	Dirty bool
+	// Locked: the instance holds the writer lock (from its first
+	// file-backed reservation, or a commit, until the session ends).
+	Locked bool
+	// Disk is the committed index: what a relaunch or a second process
+	// loads.
+	Disk [MaxNames]committed
+	// Second is what the second process loaded, if it is open.
+	Second     [MaxNames]committed
+	SecondOpen bool
 }
 
 func (s State) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "active=%d known=%08b reserved=%016b", int(s.Active)-1, s.Known, s.Reserved)
+	fmt.Fprintf(&b, "active=%d known=%08b reserved=%016b tainted=%016b dirty=%v locked=%v", int(s.Active)-1, s.Known, s.Reserved, s.Tainted, s.Dirty, s.Locked)
 	for n, sl := range s.Slots {
 		if sl.Present {
-			fmt.Fprintf(&b, " n%d=v%d/h%d/%b", n, sl.Variant, sl.Handle, sl.Holders)
+			where := "heap"
+			if sl.InFile {
+				where = "file"
+			}
+			fmt.Fprintf(&b, " n%d=v%d/h%d/%b/%s", n, sl.Variant, sl.Handle, sl.Holders, where)
+		}
+	}
+	b.WriteString(" disk:")
+	for n, d := range s.Disk {
+		if d.Present {
+			fmt.Fprintf(&b, " n%d=v%d", n, d.Variant)
+		}
+	}
+	if s.SecondOpen {
+		b.WriteString(" second:")
+		for n, d := range s.Second {
+			if d.Present {
+				fmt.Fprintf(&b, " n%d=v%d", n, d.Variant)
+			}
 		}
 	}
 	return b.String()
 }
 
 func hashState(s State) uint64 {
-	h := fnv.New64a()
-	fmt.Fprint(h, s.Active, s.Known, s.Reserved, s.Loaded)
-	for _, sl := range s.Slots {
-		fmt.Fprint(h, sl.Present, sl.Variant, sl.Handle, sl.Holders)
+	// Byte by byte rather than through fmt: porcupine hashes every state
+	// it visits, and the check's time goes there.
+	var b [8 + MaxNames*13 + MaxNames*4]byte
+	i := 0
+	put := func(v ...byte) { i += copy(b[i:], v) }
+	bit := func(v bool) byte {
+		if v {
+			return 1
+		}
+		return 0
 	}
+	put(s.Active, s.Known, byte(s.Reserved), byte(s.Reserved>>8), byte(s.Tainted), byte(s.Tainted>>8),
+		bit(s.Loaded)|bit(s.Dirty)<<1|bit(s.Locked)<<2|bit(s.SecondOpen)<<3)
+	for _, sl := range s.Slots {
+		put(bit(sl.Present)|bit(sl.InFile)<<1, sl.Variant, sl.Holders)
+		h := sl.Handle
+		put(byte(h), byte(h>>8), byte(h>>16), byte(h>>24), byte(h>>32), byte(h>>40), byte(h>>48), byte(h>>56))
+	}
+	for n := range MaxNames {
+		put(bit(s.Disk[n].Present), s.Disk[n].Variant, bit(s.Second[n].Present), s.Second[n].Variant)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(b[:i])
 	return h.Sum64()
+}
+
+// initial is the state before the first operation: nothing indexed, the
+// committed index cfg.Warm.
+func initial(cfg ModelConfig) State {
+	var s State
+	for n, w := range cfg.Warm {
+		if w != 0 {
+			s.Disk[n] = committed{Present: true, Variant: w - 1}
+		}
+	}
+	return s
+}
+
+// commit is a commit of the instance: the file lists its file entries,
+// and the session holds the writer lock.
+func (s *State) commit() {
+	for n, sl := range s.Slots {
+		s.Disk[n] = committed{Present: sl.Present && sl.InFile, Variant: sl.Variant}
+		if !s.Disk[n].Present {
+			s.Disk[n].Variant = 0
+		}
+	}
+	s.Dirty, s.Locked = false, true
 }
 
 // NewModel returns the sequential specification as a porcupine model. It is
@@ -83,7 +169,7 @@ func hashState(s State) uint64 {
 func NewModel(cfg ModelConfig) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any {
-			return []any{State{}}
+			return []any{initial(cfg)}
 		},
 		Step: func(state, input, output any) []any {
 			return step(cfg, state.(State), input.(Input), output.(Output))
@@ -143,10 +229,12 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		s.Active = in.Program + 1
 		s.Known |= 1 << in.Program
 		if !s.Loaded {
+			// The first init of an instance loads the committed index
+			// (model.init; a relaunch starts a new instance).
 			s.Loaded = true
-			for n, w := range cfg.Warm {
-				if w != 0 && !s.Slots[n].Present {
-					s.Slots[n] = slot{Present: true, Variant: w - 1}
+			for n, d := range s.Disk {
+				if d.Present && !s.Slots[n].Present && !cfg.HeapOnly {
+					s.Slots[n] = slot{Present: true, Variant: d.Variant, InFile: true}
 				}
 			}
 		}
@@ -180,6 +268,12 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 			return nil
 		}
 		s.Reserved |= 1 << in.Client
+		s.Tainted &^= 1 << in.Client
+		if !cfg.HeapOnly {
+			// File-backed space: the writer lock is taken (no other
+			// process writes, so it is free).
+			s.Locked = true
+		}
 		return []State{s}
 
 	case KindInsert:
@@ -192,7 +286,9 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		if !want(ErrNone) {
 			return nil
 		}
+		tainted := s.Tainted&(1<<in.Client) != 0
 		s.Reserved &^= 1 << in.Client
+		s.Tainted &^= 1 << in.Client
 		sl := &s.Slots[in.Name]
 		if sl.Present && sl.Variant == in.Variant {
 			// Equal key and (deterministically) equal bytes: the existing
@@ -214,8 +310,19 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		} else if h == 0 || (sl.Handle != 0 && h == sl.Handle) {
 			return nil
 		}
+		// The replaced entry, if in the file, is dropped by the next commit.
+		s.Dirty = s.Dirty || sl.InFile
 		*sl = slot{Present: true, Variant: in.Variant, Handle: h, Holders: active()}
-		return []State{s}
+		if cfg.HeapOnly {
+			return []State{s}
+		}
+		inFile := s
+		inFile.Slots[in.Name].InFile = true
+		inFile.Dirty = true
+		if !tainted {
+			return []State{inFile}
+		}
+		return []State{inFile, s}
 
 	case KindFinalize:
 		// model.finalize: the program ends, unused reservations are dropped.
@@ -225,13 +332,31 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		if !want(ErrNone) {
 			return nil
 		}
-		s.Active, s.Reserved = 0, 0
+		if s.Dirty && !cfg.HeapOnly {
+			s.commit()
+		}
+		s.Active, s.Reserved, s.Tainted, s.Locked = 0, 0, 0, false
 		return []State{s}
 
 	case KindSave, KindCompact:
-		// model.save: commits (Compact: rewrites the file); nothing
-		// observable through the provider API.
-		return when(want(ErrNone), s)
+		// model.save: commits what changed (Compact: rewrites the file
+		// always) and ends the session when no program is active. Either
+		// may end the session or move the file under an outstanding
+		// reservation: its insert may go to the heap.
+		if !want(ErrNone) {
+			return nil
+		}
+		if cfg.HeapOnly {
+			return []State{s}
+		}
+		s.Tainted |= s.Reserved
+		if s.Dirty || in.Kind == KindCompact {
+			s.commit()
+			if s.Active == 0 {
+				s.Locked = false
+			}
+		}
+		return []State{s}
 
 	case KindInvalidate:
 		// model.invalidate: the entry leaves the index, so look-ups miss and
@@ -240,6 +365,7 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		if !want(ErrNone) {
 			return nil
 		}
+		s.Dirty = s.Dirty || s.Slots[in.Name].InFile
 		s.Slots[in.Name] = slot{}
 		return []State{s}
 
@@ -270,16 +396,48 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 					next = append(next, st)
 					continue
 				}
-				gone := st
-				gone.Slots[n] = slot{}
-				next = append(next, gone)
-				if !cfg.HeapOnly {
-					next = append(next, st)
+				if !st.Slots[n].InFile {
+					st.Slots[n] = slot{}
 				}
+				next = append(next, st)
 			}
 			states = next
 		}
 		return states
+
+	case KindRelaunch:
+		// The instance closes without committing (Close) and a new one
+		// starts: nothing indexed until its first init loads the file.
+		if !want(ErrNone) {
+			return nil
+		}
+		return []State{{Disk: s.Disk, Second: s.Second, SecondOpen: s.SecondOpen}}
+
+	case KindOpen2:
+		// A second process loads the committed index, unless this one's
+		// writer holds the lock: its loader then finds the lock busy and
+		// loads nothing (G8: its launch packs to the heap).
+		if !want(ErrNone) {
+			return nil
+		}
+		s.SecondOpen = true
+		s.Second = [MaxNames]committed{}
+		if !s.Locked && !cfg.HeapOnly {
+			s.Second = s.Disk
+		}
+		return []State{s}
+
+	case KindLookUp2:
+		d := s.Second[in.Name]
+		match := s.SecondOpen && d.Present && d.Variant == in.Variant
+		return when(blind || (out.Err == ErrNone && out.Hit == match), s)
+
+	case KindClose2:
+		if !want(ErrNone) {
+			return nil
+		}
+		s.SecondOpen, s.Second = false, [MaxNames]committed{}
+		return []State{s}
 	}
 	return nil
 }
@@ -298,11 +456,18 @@ func when(ok bool, s State) []State {
 // such an operation at a different point, so the split check is weaker
 // than the whole one for them; Check with NoPartition covers that on
 // smaller histories.
+//
+// A history with a second process is not split: what its loader finds
+// depends on whether the writer lock is held, which a reservation of any
+// name decides, so no partition by name can predict it.
 func partitionByName(history []porcupine.Operation) [][]porcupine.Operation {
 	byName := map[int][]porcupine.Operation{}
 	var global []porcupine.Operation
 	for _, op := range history {
 		in := op.Input.(Input)
+		if in.Kind == KindOpen2 {
+			return [][]porcupine.Operation{history}
+		}
 		if in.Kind.keyed() {
 			byName[in.Name] = append(byName[in.Name], op)
 		} else {

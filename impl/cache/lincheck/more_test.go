@@ -27,9 +27,9 @@ func mix(h []porcupine.Operation) string {
 		switch {
 		case out.Err != lincheck.ErrNone:
 			k += ":" + out.Err.String()
-		case in.Kind == lincheck.KindLookUp && out.Hit:
+		case (in.Kind == lincheck.KindLookUp || in.Kind == lincheck.KindLookUp2) && out.Hit:
 			k += ":hit"
-		case in.Kind == lincheck.KindLookUp:
+		case in.Kind == lincheck.KindLookUp || in.Kind == lincheck.KindLookUp2:
 			k += ":miss"
 		}
 		m[k]++

@@ -31,12 +31,25 @@ const (
 	// KindCompact is Compact.
 	KindInvalidate
 	KindCompact
+	// KindRelaunch closes the process's cache instance (the Manager's last
+	// reference released) and opens a new one on the same path, as a
+	// relaunched process does; the runner initializes Program 0 right
+	// after, under the same gate.
+	KindRelaunch
+	// KindOpen2, KindLookUp2 and KindClose2 are a second process: a cache
+	// instance of its own on the same path that opens and initializes a
+	// program (loading the committed index), looks up Name in Variant, and
+	// closes. It never writes.
+	KindOpen2
+	KindLookUp2
+	KindClose2
 )
 
 var kindNames = [...]string{
 	KindInit: "init", KindLookUp: "lookup", KindReserve: "reserve", KindInsert: "insert",
 	KindFinalize: "finalize", KindSave: "save", KindDelete: "delete",
 	KindInvalidate: "invalidate", KindCompact: "compact",
+	KindRelaunch: "relaunch", KindOpen2: "open2", KindLookUp2: "lookup2", KindClose2: "close2",
 }
 
 func (k Kind) String() string {
@@ -49,7 +62,7 @@ func (k Kind) String() string {
 // keyed reports whether an operation concerns one name only; the others act
 // on the whole cache and belong to every partition.
 func (k Kind) keyed() bool {
-	return k == KindLookUp || k == KindReserve || k == KindInsert || k == KindInvalidate
+	return k == KindLookUp || k == KindReserve || k == KindInsert || k == KindInvalidate || k == KindLookUp2
 }
 
 // Input is an operation's call. Name and Variant select a key (Workload.Key);
@@ -120,9 +133,9 @@ type Output struct {
 func describe(in Input, out Output) string {
 	var s string
 	switch in.Kind {
-	case KindInit, KindDelete:
+	case KindInit, KindDelete, KindOpen2:
 		s = fmt.Sprintf("%s(p%d)", in.Kind, in.Program)
-	case KindLookUp, KindInsert:
+	case KindLookUp, KindInsert, KindLookUp2:
 		s = fmt.Sprintf("%s(n%d.v%d)", in.Kind, in.Name, in.Variant)
 	case KindReserve, KindInvalidate:
 		s = fmt.Sprintf("%s(n%d)", in.Kind, in.Name)
@@ -134,8 +147,10 @@ func describe(in Input, out Output) string {
 		return s + " -> ?"
 	case out.Err != ErrNone:
 		return s + " -> " + out.Err.String()
-	case in.Kind == KindLookUp && !out.Hit:
+	case (in.Kind == KindLookUp || in.Kind == KindLookUp2) && !out.Hit:
 		return s + " -> miss"
+	case in.Kind == KindLookUp2:
+		return s + " -> hit"
 	case out.Handle != 0:
 		return fmt.Sprintf("%s -> h%d", s, out.Handle)
 	}

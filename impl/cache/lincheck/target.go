@@ -1,6 +1,8 @@
 package lincheck
 
 import (
+	"sync"
+
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -31,9 +33,16 @@ var _ Target = (*cache.Cache)(nil)
 type ViaManager struct {
 	M    *cache.Manager
 	Opts cache.Options
+	// life, when set, is held shared for every call (Process holds it
+	// exclusively to relaunch).
+	life *sync.RWMutex
 }
 
 func (v ViaManager) with(f func(c *cache.Cache) error) error {
+	if v.life != nil {
+		v.life.RLock()
+		defer v.life.RUnlock()
+	}
 	c, release, err := v.M.Get(v.Opts)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
@@ -28,6 +29,26 @@ type Workload struct {
 	Variants int // 1 … 255
 	Programs int // 1 … MaxPrograms
 	Seed     uint64
+	// Relaunch is the per-cent share of each client's steps that relaunch
+	// the process (KindRelaunch); the target must be a Relauncher.
+	Relaunch int
+	// Second adds a client that is a second process on the same path
+	// (KindOpen2, KindLookUp2, KindClose2); the target must be a
+	// SecondOpener.
+	Second bool
+}
+
+// Relauncher is a Target whose process can be relaunched (Process).
+type Relauncher interface {
+	Target
+	Relaunch() error
+}
+
+// SecondOpener is a Target that can open a second process's instance on
+// its path (Process).
+type SecondOpener interface {
+	Target
+	OpenSecond() (*cache.Cache, error)
 }
 
 // ErrWorkload is matched by the error of an invalid Workload.
@@ -45,6 +66,10 @@ func (w Workload) validate() error {
 		return fmt.Errorf("%w: %d programs", ErrWorkload, w.Programs)
 	case w.Ops < 0:
 		return fmt.Errorf("%w: %d ops", ErrWorkload, w.Ops)
+	case w.Relaunch < 0 || w.Relaunch > 100:
+		return fmt.Errorf("%w: relaunch share %d%%", ErrWorkload, w.Relaunch)
+	case w.Second && w.Clients+1 > MaxClients:
+		return fmt.Errorf("%w: %d clients and a second process", ErrWorkload, w.Clients)
 	}
 	return nil
 }
@@ -90,10 +115,10 @@ func programName(q uint8) string { return "p" + strconv.Itoa(int(q)) }
 // Finalize holds it exclusively. Inserts may still run after a Finalize
 // that dropped their reservation; the model says what they must return.
 func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *HandleTable) []error {
-	if err := w.validate(); err != nil {
+	r, err := newRunner(t, w, rec, handles)
+	if err != nil {
 		return []error{err}
 	}
-	r := &runner{t: t, w: w, rec: rec, handles: handles}
 	r.errOnly(0, Input{Kind: KindInit, Program: 0})
 
 	done := make(chan struct{})
@@ -103,6 +128,13 @@ func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *Hand
 		go func() {
 			defer wg.Done()
 			r.client(ctx, c)
+		}()
+	}
+	if w.Second {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.secondProcess(ctx, w.Clients)
 		}()
 	}
 	go func() { wg.Wait(); close(done) }()
@@ -116,12 +148,43 @@ func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *Hand
 	return append([]error(nil), r.errs...)
 }
 
+// newRunner checks w and that t can do what w asks of it.
+func newRunner(t Target, w Workload, rec *Recorder, handles *HandleTable) (*runner, error) {
+	if err := w.validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{t: t, w: w, rec: rec, handles: handles}
+	if w.Relaunch > 0 {
+		if r.relauncher, _ = t.(Relauncher); r.relauncher == nil {
+			return nil, fmt.Errorf("%w: relaunches need a Relauncher, not %T", ErrWorkload, t)
+		}
+	}
+	if w.Second {
+		if r.second, _ = t.(SecondOpener); r.second == nil {
+			return nil, fmt.Errorf("%w: a second process needs a SecondOpener, not %T", ErrWorkload, t)
+		}
+	}
+	return r, nil
+}
+
 type runner struct {
-	t       Target
-	w       Workload
-	rec     *Recorder
-	handles *HandleTable
-	gate    sync.RWMutex
+	t          Target
+	relauncher Relauncher
+	second     SecondOpener
+	w          Workload
+	rec        *Recorder
+	handles    *HandleTable
+	gate       sync.RWMutex
+	// life is held exclusively by a relaunch (after gate) and shared by
+	// every use of memory an instance mapped outside the gate: an insert
+	// reading its packed buffer, a check of a handle's bytes.
+	life sync.RWMutex
+	// epoch counts relaunches (changed under life held exclusively): a
+	// reservation or handle of an earlier epoch belongs to a closed
+	// instance, whose mappings are gone and whose addresses a new mapping
+	// may reuse, so it is never used again (a runtime never carries one
+	// across a relaunch either).
+	epoch atomic.Uint64
 
 	mu   sync.Mutex
 	errs []error
@@ -137,9 +200,10 @@ func (r *runner) fail(err error) {
 
 // held is a handle a client got, with what its bytes must be.
 type held struct {
-	h    cache.Handle
-	name int
-	v    uint8
+	h     cache.Handle
+	name  int
+	v     uint8
+	epoch uint64
 }
 
 func (r *runner) client(ctx context.Context, c int) {
@@ -149,13 +213,18 @@ func (r *runner) client(ctx context.Context, c int) {
 		if ctx.Err() != nil {
 			return
 		}
+		if r.w.Relaunch > 0 && rng.IntN(100) < r.w.Relaunch {
+			r.relaunch(c)
+			mine = nil
+			continue
+		}
 		n := rng.IntN(r.w.Names)
 		v := uint8(rng.IntN(r.w.Variants))
 		q := uint8(rng.IntN(r.w.Programs))
 		switch x := rng.IntN(100); {
 		case x < 55:
-			if h, ok := r.lookUpOrPack(c, n, v); ok {
-				mine = append(mine, held{h, n, v})
+			if hd, ok := r.lookUpOrPack(c, n, v); ok {
+				mine = append(mine, hd)
 			}
 		case x < 62:
 			r.reserveOnly(c, n)
@@ -164,6 +233,15 @@ func (r *runner) client(ctx context.Context, c int) {
 			r.checkBytes(hd)
 		default:
 			in := cacheWideInput(x, n, q)
+			if r.w.Second && (in.Kind == KindSave || in.Kind == KindCompact) {
+				// They may take the writer lock: never while the second
+				// process loads (it holds the gate), whose loader would
+				// find it busy where the model says the lock is free.
+				r.gate.RLock()
+				r.errOnly(c, in)
+				r.gate.RUnlock()
+				break
+			}
 			if in.Kind != KindFinalize {
 				r.errOnly(c, in)
 				break
@@ -198,14 +276,15 @@ func cacheWideInput(x, name int, program uint8) Input {
 }
 
 // lookUpOrPack is XNNPACK's operator creation for one weight.
-func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
+func (r *runner) lookUpOrPack(c, n int, v uint8) (held, bool) {
 	k := Key(n, v)
+	epoch := r.epoch.Load()
 	p := r.rec.Call(c, Input{Kind: KindLookUp, Name: n, Variant: v})
 	h, hit := r.t.LookUp(k)
 	p.Return(Output{Hit: hit, Handle: r.handles.Number(h)})
 	if hit {
-		r.checkBytes(held{h, n, v})
-		return h, true
+		r.checkBytes(held{h, n, v, epoch})
+		return held{h, n, v, epoch}, true
 	}
 	r.gate.RLock()
 	p = r.rec.Call(c, Input{Kind: KindReserve, Name: n})
@@ -213,7 +292,7 @@ func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
 	p.Return(Output{Err: Classify(err)})
 	if err != nil {
 		r.gate.RUnlock()
-		return cache.Handle{}, false
+		return held{}, false
 	}
 	Pack(buf, n, v)
 	r.gate.RUnlock()
@@ -221,14 +300,27 @@ func (r *runner) lookUpOrPack(c, n int, v uint8) (cache.Handle, bool) {
 	// (finalize among them); yield so that short histories interleave too.
 	runtime.Gosched()
 
-	p = r.rec.Call(c, Input{Kind: KindInsert, Name: n, Variant: v})
-	h, err = r.t.LookUpOrInsert(k, buf)
-	p.Return(Output{Handle: r.handles.Number(h), Err: Classify(err)})
-	if err != nil {
-		return cache.Handle{}, false
+	h, err, ok := r.insert(c, n, v, buf, epoch)
+	if !ok || err != nil {
+		return held{}, false
 	}
-	r.checkBytes(held{h, n, v})
-	return h, true
+	r.checkBytes(held{h, n, v, epoch})
+	return held{h, n, v, epoch}, true
+}
+
+// insert records and performs the insert of buf, packed with n in v and
+// reserved in epoch; ok is false, and nothing is done, if a relaunch came
+// in between.
+func (r *runner) insert(c, n int, v uint8, buf []byte, epoch uint64) (h cache.Handle, err error, ok bool) {
+	r.life.RLock()
+	defer r.life.RUnlock()
+	if r.epoch.Load() != epoch {
+		return h, nil, false
+	}
+	p := r.rec.Call(c, Input{Kind: KindInsert, Name: n, Variant: v})
+	h, err = r.t.LookUpOrInsert(Key(n, v), buf)
+	p.Return(Output{Handle: r.handles.Number(h), Err: Classify(err)})
+	return h, err, true
 }
 
 // errOnly records and performs one of the operations whose only result
@@ -272,7 +364,17 @@ func (r *runner) reserveOnly(c, n int) {
 // checkBytes is G1 for handles: a handle's bytes are its key's packing, or
 // the handle is stale; never another entry's bytes.
 func (r *runner) checkBytes(hd held) {
-	b, err := r.t.Bytes(hd.h)
+	r.life.RLock()
+	defer r.life.RUnlock()
+	if r.epoch.Load() != hd.epoch {
+		return // the instance that gave the handle is closed
+	}
+	r.compareBytes(r.t, hd)
+}
+
+// compareBytes is checkBytes on t, whose handle hd is.
+func (r *runner) compareBytes(t Target, hd held) {
+	b, err := t.Bytes(hd.h)
 	if errors.Is(err, cache.ErrStaleHandle) {
 		return
 	}
@@ -285,4 +387,81 @@ func (r *runner) checkBytes(hd held) {
 	if !bytes.Equal(b, want) {
 		r.fail(fmt.Errorf("Bytes(n%d.v%d): %d bytes differ from the key's packing (G1)", hd.name, hd.v, len(b)))
 	}
+}
+
+// relaunch relaunches the process and initializes program 0, as a new
+// process does first, with every other client held off by the gate (a
+// packer never writes into space the closed instance unmapped).
+func (r *runner) relaunch(c int) {
+	r.gate.Lock()
+	defer r.gate.Unlock()
+	r.life.Lock()
+	defer r.life.Unlock()
+	p := r.rec.Call(c, Input{Kind: KindRelaunch})
+	err := r.relauncher.Relaunch()
+	p.Return(Output{Err: Classify(err)})
+	r.epoch.Add(1)
+	r.errOnly(c, Input{Kind: KindInit, Program: 0})
+}
+
+// secondProcess is client c as a second process on the same path, for
+// w.Ops steps (secondStep).
+func (r *runner) secondProcess(ctx context.Context, c int) {
+	rng := rand.New(rand.NewPCG(r.w.Seed, uint64(c)))
+	var sp secondProc
+	defer r.closeSecond(c, &sp)
+	for range r.w.Ops {
+		if ctx.Err() != nil {
+			return
+		}
+		r.secondStep(rng, c, &sp)
+		runtime.Gosched()
+	}
+}
+
+// secondProc is the second process's instance, nil while closed.
+type secondProc struct{ c *cache.Cache }
+
+// secondStep is one step of the second process: open an instance and
+// initialize a program (under the gate, so its loader never meets a
+// writer taking the lock), or look a name up and check the bytes of a
+// hit, or close.
+func (r *runner) secondStep(rng *rand.Rand, c int, sp *secondProc) {
+	n := rng.IntN(r.w.Names)
+	v := uint8(rng.IntN(r.w.Variants))
+	q := uint8(rng.IntN(r.w.Programs))
+	switch x := rng.IntN(100); {
+	case sp.c == nil:
+		r.gate.Lock()
+		defer r.gate.Unlock()
+		p := r.rec.Call(c, Input{Kind: KindOpen2, Program: q})
+		sc, err := r.second.OpenSecond()
+		if err == nil {
+			if err = sc.InitializeForProgram(programName(q)); err != nil {
+				_ = sc.Close()
+				sc = nil
+			}
+		}
+		p.Return(Output{Err: Classify(err)})
+		sp.c = sc
+	case x < 85:
+		p := r.rec.Call(c, Input{Kind: KindLookUp2, Name: n, Variant: v})
+		h, hit := sp.c.LookUp(Key(n, v))
+		p.Return(Output{Hit: hit})
+		if hit {
+			r.compareBytes(sp.c, held{h: h, name: n, v: v})
+		}
+	default:
+		r.closeSecond(c, sp)
+	}
+}
+
+func (r *runner) closeSecond(c int, sp *secondProc) {
+	if sp.c == nil {
+		return
+	}
+	p := r.rec.Call(c, Input{Kind: KindClose2})
+	err := sp.c.Close()
+	p.Return(Output{Err: Classify(err)})
+	sp.c = nil
 }
