@@ -69,10 +69,13 @@ func insert(t *testing.T, rec *lincheck.Recorder, tg lincheck.Target, hs *linche
 	require.NoError(t, err)
 }
 
-func lookUp(rec *lincheck.Recorder, tg lincheck.Target, hs *lincheck.HandleTable, c, n int, v uint8) {
+// lookUp records a look-up of n in variant v by client c and reports
+// whether it hit.
+func lookUp(rec *lincheck.Recorder, tg lincheck.Target, hs *lincheck.HandleTable, c, n int, v uint8) bool {
 	p := rec.Call(c, lincheck.Input{Kind: lincheck.KindLookUp, Name: n, Variant: v})
 	h, ok := tg.LookUp(lincheck.Key(n, v))
 	p.Return(lincheck.Output{Hit: ok, Handle: hs.Number(h)})
+	return ok
 }
 
 // TestBrokenMemoCaught: the lost update, forced by a schedule. Client 1

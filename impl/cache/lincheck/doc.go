@@ -5,8 +5,9 @@
 // sequential specification of the cache's observable behaviour.
 //
 // Model is a projection of package model onto one process and its cache
-// instances (a relaunch closes one and opens the next; a second process
-// may load the file beside it): model.Step tracks one launch per process with one look-up per
+// instances (a relaunch closes one and opens the next; a power cut drops
+// them all and keeps what was durable; a second process may load the file
+// beside it): model.Step tracks one launch per process with one look-up per
 // name, while here many goroutines look up, insert and release the same names
 // at once. The transitions it mirrors are cited where they are defined
 // (model/step_ops.go: lookUp, reserve, insert, finalize, save, unload).

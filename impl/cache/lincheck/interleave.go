@@ -28,6 +28,7 @@ func RunInterleaved(t Target, w Workload, rec *Recorder, handles *HandleTable) [
 	cls := make([]seqClient, w.Clients)
 	clients := w.Clients
 	var sp secondProc
+	r.sp = &sp
 	if w.Second {
 		// The second process is one more client to pick.
 		clients++
@@ -40,7 +41,7 @@ func RunInterleaved(t Target, w Workload, rec *Recorder, handles *HandleTable) [
 			continue
 		}
 		if r.seqStep(rng, c, &cls[c]) {
-			// A relaunch: reservations of the closed instance are
+			// A relaunch or a power loss: reservations of the closed instance are
 			// never inserted (see runner.epoch).
 			for i := range cls {
 				cls[i].stage, cls[i].buf = 0, nil
@@ -62,7 +63,8 @@ type seqClient struct {
 	mine  []held
 }
 
-// seqStep runs client c's next call; it reports whether it relaunched.
+// seqStep runs client c's next call; it reports whether it relaunched or
+// cut the power.
 func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) bool {
 	switch cl.stage {
 	case 1:
@@ -90,6 +92,10 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) bool {
 	}
 	if r.w.Relaunch > 0 && rng.IntN(100) < r.w.Relaunch {
 		r.relaunch(c)
+		return true
+	}
+	if r.w.PowerLoss > 0 && rng.IntN(100) < r.w.PowerLoss {
+		r.powerLoss(c)
 		return true
 	}
 	n := rng.IntN(r.w.Names)

@@ -30,6 +30,13 @@ type ModelConfig struct {
 	// NoPartition checks the whole history as one; by default it is split
 	// by name, with the whole-cache operations in every partition.
 	NoPartition bool
+	// V2: the file is ExecuTorch's v2 format, whose only commit point is
+	// the footer at the end of the file. Space appended since the last
+	// commit leaves the file without a footer at its end until a commit or
+	// a Close writes one, so a power loss in that window may take every
+	// committed entry with it (docs/guarantees.md, G2 for v2). v3 commits
+	// survive any power loss once they returned.
+	V2 bool
 }
 
 // slot is the current (indexed) entry of one name.
@@ -74,6 +81,11 @@ type State struct {
 	// Locked: the instance holds the writer lock (from its first
 	// file-backed reservation, or a commit, until the session ends).
 	Locked bool
+	// Unterminated: space was appended to the file since the last commit
+	// (a reservation), so a v2 file does not end in a footer until the
+	// next commit or a Close; with V2 set, Finalize and Save commit then
+	// even with nothing new.
+	Unterminated bool
 	// Disk is the committed index: what a relaunch or a second process
 	// loads.
 	Disk [MaxNames]committed
@@ -84,7 +96,7 @@ type State struct {
 
 func (s State) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "active=%d known=%08b reserved=%016b tainted=%016b dirty=%v locked=%v", int(s.Active)-1, s.Known, s.Reserved, s.Tainted, s.Dirty, s.Locked)
+	fmt.Fprintf(&b, "active=%d known=%08b reserved=%016b tainted=%016b dirty=%v locked=%v unterminated=%v", int(s.Active)-1, s.Known, s.Reserved, s.Tainted, s.Dirty, s.Locked, s.Unterminated)
 	for n, sl := range s.Slots {
 		if sl.Present {
 			where := "heap"
@@ -124,7 +136,7 @@ func hashState(s State) uint64 {
 		return 0
 	}
 	put(s.Active, s.Known, byte(s.Reserved), byte(s.Reserved>>8), byte(s.Tainted), byte(s.Tainted>>8),
-		bit(s.Loaded)|bit(s.Dirty)<<1|bit(s.Locked)<<2|bit(s.SecondOpen)<<3)
+		bit(s.Loaded)|bit(s.Dirty)<<1|bit(s.Locked)<<2|bit(s.SecondOpen)<<3|bit(s.Unterminated)<<4)
 	for _, sl := range s.Slots {
 		put(bit(sl.Present)|bit(sl.InFile)<<1, sl.Variant, sl.Holders)
 		h := sl.Handle
@@ -159,7 +171,7 @@ func (s *State) commit() {
 			s.Disk[n].Variant = 0
 		}
 	}
-	s.Dirty, s.Locked = false, true
+	s.Dirty, s.Locked, s.Unterminated = false, true, false
 }
 
 // NewModel returns the sequential specification as a porcupine model. It is
@@ -271,8 +283,8 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		s.Tainted &^= 1 << in.Client
 		if !cfg.HeapOnly {
 			// File-backed space: the writer lock is taken (no other
-			// process writes, so it is free).
-			s.Locked = true
+			// process writes, so it is free) and the file grows.
+			s.Locked, s.Unterminated = true, true
 		}
 		return []State{s}
 
@@ -332,7 +344,7 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		if !want(ErrNone) {
 			return nil
 		}
-		if s.Dirty && !cfg.HeapOnly {
+		if (s.Dirty || cfg.V2 && s.Unterminated) && !cfg.HeapOnly {
 			s.commit()
 		}
 		s.Active, s.Reserved, s.Tainted, s.Locked = 0, 0, 0, false
@@ -350,7 +362,10 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 			return []State{s}
 		}
 		s.Tainted |= s.Reserved
-		if s.Dirty || in.Kind == KindCompact {
+		// A v2 file that grew since its last commit is committed again
+		// even with nothing new, so that it ends in a footer (v2's only
+		// commit point; TestV2ReservationAfterCommit).
+		if s.Dirty || in.Kind == KindCompact || cfg.V2 && s.Unterminated {
 			s.commit()
 			if s.Active == 0 {
 				s.Locked = false
@@ -412,6 +427,20 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 			return nil
 		}
 		return []State{{Disk: s.Disk, Second: s.Second, SecondOpen: s.SecondOpen}}
+
+	case KindPowerLoss:
+		// Every instance is gone, as after a relaunch, but nothing closed:
+		// the committed index is what a commit that returned made durable
+		// (G2), except that a v2 file without its footer at the end loads
+		// nothing.
+		if !want(ErrNone) {
+			return nil
+		}
+		kept := State{Disk: s.Disk}
+		if cfg.V2 && s.Unterminated {
+			return []State{kept, {}}
+		}
+		return []State{kept}
 
 	case KindOpen2:
 		// A second process loads the committed index, unless this one's

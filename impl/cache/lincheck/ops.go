@@ -43,6 +43,11 @@ const (
 	KindOpen2
 	KindLookUp2
 	KindClose2
+	// KindPowerLoss cuts the machine's power: every instance, the second
+	// process's too, is gone without closing; the file keeps what was
+	// synced and any share of the rest; a new process starts and the
+	// runner initializes Program 0 right after, as after a relaunch.
+	KindPowerLoss
 )
 
 var kindNames = [...]string{
@@ -50,6 +55,7 @@ var kindNames = [...]string{
 	KindFinalize: "finalize", KindSave: "save", KindDelete: "delete",
 	KindInvalidate: "invalidate", KindCompact: "compact",
 	KindRelaunch: "relaunch", KindOpen2: "open2", KindLookUp2: "lookup2", KindClose2: "close2",
+	KindPowerLoss: "powerloss",
 }
 
 func (k Kind) String() string {

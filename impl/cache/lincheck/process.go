@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
 )
 
 // Process is a Target that is one process using the cache through its
@@ -48,6 +49,21 @@ func (p *Process) Relaunch() error {
 	if n := p.M.Live(); n != 0 {
 		return fmt.Errorf("lincheck: %d cache instances still open after the process's last reference went", n)
 	}
+	return p.acquire()
+}
+
+// Restart is the process starting again on fsys after its machine lost
+// power: the old instance is released on the old filesystem, where every
+// call now fails, so it writes nothing; the new one opens on fsys. Callers
+// hold no other reference (the runner's gate and life lock see to it).
+func (p *Process) Restart(fsys vfs.FS) error {
+	p.life.Lock()
+	defer p.life.Unlock()
+	p.release()
+	if n := p.M.Live(); n != 0 {
+		return fmt.Errorf("lincheck: %d cache instances still open after the power loss", n)
+	}
+	p.Opts.FS = fsys
 	return p.acquire()
 }
 

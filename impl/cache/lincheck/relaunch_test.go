@@ -55,16 +55,7 @@ func TestLinearizableRelaunch(t *testing.T) {
 				}
 				p, err := lincheck.NewProcess(cache.NewManager(nil), opts)
 				require.NoError(t, err)
-				rec := lincheck.NewRecorder()
-				errs := lincheck.RunInterleaved(p, relaunchWorkload(seed), rec, lincheck.NewHandleTable())
-				p.Close()
-				require.Empty(t, errs, "seed %d", seed)
-				h := rec.History()
-				opts2 := checkOpts(t)
-				opts2.Name = fmt.Sprintf("%s-seed%d", opts2.Name, seed)
-				_, err = lincheck.Check(m, h, opts2)
-				require.NoError(t, err, "seed %d:\n%s", seed, lincheck.Describe(h))
-				all = append(all, h...)
+				all = append(all, checkSeed(t, m, p, relaunchWorkload(seed))...)
 			}
 			requireCovers(t, all, "relaunch", "open2", "lookup2:hit", "lookup2:miss", "lookup:hit")
 		})
@@ -77,6 +68,25 @@ func TestLinearizableRelaunch(t *testing.T) {
 			requireCovers(t, h, "relaunch", "open2")
 		}
 	})
+}
+
+// checkSeed runs w interleaved on p, closes p, and requires the history
+// to be linearizable; it returns the history.
+func checkSeed(t *testing.T, m porcupine.Model, p interface {
+	lincheck.Target
+	Close()
+}, w lincheck.Workload) []porcupine.Operation {
+	t.Helper()
+	rec := lincheck.NewRecorder()
+	errs := lincheck.RunInterleaved(p, w, rec, lincheck.NewHandleTable())
+	p.Close()
+	require.Empty(t, errs, "seed %d", w.Seed)
+	h := rec.History()
+	opts := checkOpts(t)
+	opts.Name = fmt.Sprintf("%s-seed%d", opts.Name, w.Seed)
+	_, err := lincheck.Check(m, h, opts)
+	require.NoError(t, err, "seed %d:\n%s", w.Seed, lincheck.Describe(h))
+	return h
 }
 
 // forgetful is a deliberately broken relaunch: the new instance starts on

@@ -36,6 +36,11 @@ type Workload struct {
 	// (KindOpen2, KindLookUp2, KindClose2); the target must be a
 	// SecondOpener.
 	Second bool
+	// PowerLoss is the per-cent share of each client's steps that cut the
+	// power (KindPowerLoss); the target must be a PowerCutter. Only
+	// RunInterleaved runs it: every call has returned when the power goes,
+	// so the history says exactly which commits were promised durable.
+	PowerLoss int
 }
 
 // Relauncher is a Target whose process can be relaunched (Process).
@@ -49,6 +54,14 @@ type Relauncher interface {
 type SecondOpener interface {
 	Target
 	OpenSecond() (*cache.Cache, error)
+}
+
+// PowerCutter is a Target whose machine can lose power: PowerLoss drops
+// every instance without closing it, keeps what the filesystem had made
+// durable and any share of the rest, and starts the process again.
+type PowerCutter interface {
+	Relauncher
+	PowerLoss() error
 }
 
 // ErrWorkload is matched by the error of an invalid Workload.
@@ -68,6 +81,8 @@ func (w Workload) validate() error {
 		return fmt.Errorf("%w: %d ops", ErrWorkload, w.Ops)
 	case w.Relaunch < 0 || w.Relaunch > 100:
 		return fmt.Errorf("%w: relaunch share %d%%", ErrWorkload, w.Relaunch)
+	case w.PowerLoss < 0 || w.PowerLoss > 100:
+		return fmt.Errorf("%w: power-loss share %d%%", ErrWorkload, w.PowerLoss)
 	case w.Second && w.Clients+1 > MaxClients:
 		return fmt.Errorf("%w: %d clients and a second process", ErrWorkload, w.Clients)
 	}
@@ -115,6 +130,12 @@ func programName(q uint8) string { return "p" + strconv.Itoa(int(q)) }
 // Finalize holds it exclusively. Inserts may still run after a Finalize
 // that dropped their reservation; the model says what they must return.
 func Run(ctx context.Context, t Target, w Workload, rec *Recorder, handles *HandleTable) []error {
+	if w.PowerLoss > 0 {
+		// A cut with calls in flight would leave commits half done, which
+		// the sequential model does not describe (model/conformance and
+		// faultinject/crashpoint cut inside commits).
+		return []error{fmt.Errorf("%w: power loss runs in RunInterleaved only", ErrWorkload)}
+	}
 	r, err := newRunner(t, w, rec, handles)
 	if err != nil {
 		return []error{err}
@@ -159,6 +180,11 @@ func newRunner(t Target, w Workload, rec *Recorder, handles *HandleTable) (*runn
 			return nil, fmt.Errorf("%w: relaunches need a Relauncher, not %T", ErrWorkload, t)
 		}
 	}
+	if w.PowerLoss > 0 {
+		if r.cutter, _ = t.(PowerCutter); r.cutter == nil {
+			return nil, fmt.Errorf("%w: power loss needs a PowerCutter, not %T", ErrWorkload, t)
+		}
+	}
 	if w.Second {
 		if r.second, _ = t.(SecondOpener); r.second == nil {
 			return nil, fmt.Errorf("%w: a second process needs a SecondOpener, not %T", ErrWorkload, t)
@@ -170,11 +196,15 @@ func newRunner(t Target, w Workload, rec *Recorder, handles *HandleTable) (*runn
 type runner struct {
 	t          Target
 	relauncher Relauncher
+	cutter     PowerCutter
 	second     SecondOpener
-	w          Workload
-	rec        *Recorder
-	handles    *HandleTable
-	gate       sync.RWMutex
+	// sp is the second process of RunInterleaved, which a power loss
+	// takes down with the first.
+	sp      *secondProc
+	w       Workload
+	rec     *Recorder
+	handles *HandleTable
+	gate    sync.RWMutex
 	// life is held exclusively by a relaunch (after gate) and shared by
 	// every use of memory an instance mapped outside the gate: an insert
 	// reading its packed buffer, a check of a handle's bytes.
@@ -390,16 +420,29 @@ func (r *runner) compareBytes(t Target, hd held) {
 }
 
 // relaunch relaunches the process and initializes program 0, as a new
-// process does first, with every other client held off by the gate (a
-// packer never writes into space the closed instance unmapped).
-func (r *runner) relaunch(c int) {
+// process does first.
+func (r *runner) relaunch(c int) { r.restart(c, KindRelaunch, r.relauncher.Relaunch) }
+
+// powerLoss cuts the power and initializes program 0 in the new process.
+func (r *runner) powerLoss(c int) { r.restart(c, KindPowerLoss, r.cutter.PowerLoss) }
+
+// restart records kind, runs do (a relaunch or a power cut) and
+// initializes program 0, with every other client held off by the gate (a
+// packer never writes into space the closed instance unmapped). After a
+// power cut the second process's instance died with the machine: it is
+// dropped, not closed (a close would be a call the history does not hold).
+func (r *runner) restart(c int, kind Kind, do func() error) {
 	r.gate.Lock()
 	defer r.gate.Unlock()
 	r.life.Lock()
 	defer r.life.Unlock()
-	p := r.rec.Call(c, Input{Kind: KindRelaunch})
-	err := r.relauncher.Relaunch()
+	p := r.rec.Call(c, Input{Kind: kind})
+	err := do()
 	p.Return(Output{Err: Classify(err)})
+	if kind == KindPowerLoss && r.sp != nil && r.sp.c != nil {
+		_ = r.sp.c.Close() // on the dead filesystem: releases memory, writes nothing
+		r.sp.c = nil
+	}
 	r.epoch.Add(1)
 	r.errOnly(c, Input{Kind: KindInit, Program: 0})
 }
