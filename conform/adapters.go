@@ -153,7 +153,7 @@ type truncating struct {
 func (t *truncating) Stats() cache.Stats {
 	st := t.Instance.Stats()
 	if t.fresh {
-		st.Load, st.LoadErr = cache.LoadMissing, nil
+		st.Load, st.LoadErr = spec.LoadMissing, nil
 	}
 	return st
 }
@@ -168,7 +168,7 @@ func (t *truncating) InitializeForProgram(p string) error {
 	}
 	err := t.Instance.InitializeForProgram(p)
 	t.fresh = t.always && first
-	if !t.always && t.Instance.Stats().Load == cache.LoadRejected && t.path != "" {
+	if !t.always && t.Instance.Stats().Load == spec.LoadRejected && t.path != "" {
 		if terr := os.Truncate(t.path, 0); terr != nil {
 			return terr
 		}
@@ -188,7 +188,7 @@ type repackToHeap struct {
 // heapBit marks the handles and reservation ids of heap packings.
 const heapBit = 1 << 62
 
-func (h *repackToHeap) loaded() bool { return h.Instance.Stats().Load == cache.LoadOK }
+func (h *repackToHeap) loaded() bool { return h.Instance.Stats().Load == spec.LoadOK }
 
 func (h *repackToHeap) LookUp(k spec.Key) (sim.Handle, bool) {
 	if b, ok := h.heap[k]; ok {

@@ -283,7 +283,11 @@ func (cl *Client) Path() string { return cl.path }
 func (cl *Client) InitializeForProgram(program string) error {
 	r, err := cl.do(&Request{Op: OpInit, Program: program})
 	if r != nil {
-		cl.stats.Load = cache.LoadOutcome(r.Load)
+		load, perr := spec.ParseLoadOutcome(r.Load)
+		if perr != nil {
+			return cl.fail(&ProtocolError{Kind: FaultGarbage, Op: OpInit, Msg: perr.Error()})
+		}
+		cl.stats.Load = load
 		cl.stats.LoadErr = nil
 		if r.LoadError != "" || r.LoadCode != "" {
 			cl.stats.LoadErr = codeError(r.LoadCode, r.LoadError)

@@ -83,7 +83,7 @@ func (s *server) handle(req *Request) *Response {
 	case OpInit:
 		err = s.inst.InitializeForProgram(req.Program)
 		st := s.inst.Stats()
-		r.Load = string(st.Load)
+		r.Load = st.Load.String()
 		if st.LoadErr != nil {
 			r.LoadError, r.LoadCode = st.LoadErr.Error(), codeOf(st.LoadErr)
 		}

@@ -27,7 +27,7 @@ func (m machine) init(o *Outcome, p spec.Proc, q spec.Program) bool {
 	switch {
 	case !pr.FileOn:
 	case busy:
-		o.Result.Load = spec.LoadBusy
+		o.Result.Load = spec.LoadLocked
 	case pr.Phase == spec.PhaseNoInstance:
 		o.Result.Load = m.open(o, p)
 	default:
@@ -60,7 +60,7 @@ func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
 	if m.d.NoIndex {
 		// PR 19862: the file is scratch space for this launch.
 		m.truncate(o)
-		return spec.LoadEmpty
+		return spec.LoadMissing
 	}
 	switch s.Disk.State {
 	case DiskValid:
@@ -76,9 +76,9 @@ func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		if m.d.TruncateInPlace && s.Disk.Lock == 0 {
 			m.truncate(o) // ExecuTorch's fresh write: ftruncate(0)
 		}
-		return spec.LoadCorrupt
+		return spec.LoadRejected
 	}
-	return spec.LoadEmpty
+	return spec.LoadMissing
 }
 
 // refresh brings an open instance's view up to the newest commit at a later
@@ -94,10 +94,10 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 	case DiskValid:
 		idx = s.Disk.Idx
 	case DiskCorrupt:
-		outcome = spec.LoadCorrupt
+		outcome = spec.LoadRejected
 		o.Events |= EvtLoadCorrupt
 	default:
-		outcome = spec.LoadEmpty
+		outcome = spec.LoadMissing
 	}
 	for n := 0; n < m.b.Names; n++ {
 		r, e := idx[n], &pr.Ents[n]

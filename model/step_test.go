@@ -49,7 +49,7 @@ init proc=A program=P1
 lookup proc=A name=w0
 finalize proc=A
 `)
-	assert.Equal(t, spec.LoadEmpty, outs[0].Result.Load)
+	assert.Equal(t, spec.LoadMissing, outs[0].Result.Load)
 	assert.False(t, outs[1].Result.Hit)
 	assert.Equal(t, spec.PlaceFile, outs[2].Result.Place)
 	assert.True(t, outs[4].Result.Wrote, "the cold launch commits (G2)")

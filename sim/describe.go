@@ -27,7 +27,7 @@ func DescribeResult(op spec.Op, r spec.Result) string {
 	}
 	switch op.Kind {
 	case spec.OpInit:
-		w = append(w, "load="+describeLoad(r.Load), "place="+describePlace(r.Place))
+		w = append(w, "load="+r.Load.String(), "place="+describePlace(r.Place))
 	case spec.OpLookUp:
 		if r.Hit {
 			w = append(w, "hit "+DescribePacking(r.Bytes))
@@ -53,24 +53,6 @@ func DescribeResult(op spec.Op, r spec.Result) string {
 		return "ok"
 	}
 	return strings.Join(w, " ")
-}
-
-func describeLoad(l spec.LoadOutcome) string {
-	switch l {
-	case spec.LoadNone:
-		return "none"
-	case spec.LoadEmpty:
-		return "empty"
-	case spec.LoadOK:
-		return "ok"
-	case spec.LoadCorrupt:
-		return "corrupt"
-	case spec.LoadBusy:
-		return "busy"
-	case spec.LoadFailed:
-		return "failed"
-	}
-	return fmt.Sprintf("LoadOutcome(%d)", l)
 }
 
 func describePlace(p spec.Placement) string {

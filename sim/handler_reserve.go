@@ -32,7 +32,7 @@ func (w *world) handleReserve(pr *proc, n int) spec.Result {
 	case pr.c.Path() == "":
 		r.Reason = spec.ReasonNoPath
 	case errors.Is(st.FallbackErr, cache.ErrLockBusy),
-		st.Load == cache.LoadLocked && errors.Is(st.LoadErr, cache.ErrLockBusy):
+		st.Load == spec.LoadLocked && errors.Is(st.LoadErr, cache.ErrLockBusy):
 		// The lock was busy when this launch's program init loaded (the
 		// whole launch packs to heap) or when the reservation tried to
 		// take the writer lock.

@@ -32,7 +32,7 @@ func openEager(path string, fsys vfs.FS) (Instance, error) {
 
 const launch = `init proc=A program=P1
 ----
-load=empty place=file
+load=missing place=file
 
 lookup proc=A name=w0
 ----

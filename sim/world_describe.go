@@ -79,7 +79,7 @@ func (w *world) describeStats(p int) string {
 	st := pr.c.Stats()
 	var b strings.Builder
 	fmt.Fprintf(&b, "load=%s hits=%d misses=%d verified=%d corrupt=%d commits=%d compactions=%d",
-		describeLoad(loadOutcome(st.Load)), st.Hits, st.Misses, st.Verified, st.Corrupt, st.Commits, st.Compactions)
+		st.Load, st.Hits, st.Misses, st.Verified, st.Corrupt, st.Commits, st.Compactions)
 	b.WriteString("\nrepacks:")
 	b.WriteString(sortedCounts(st.Repacks))
 	b.WriteString("\nheap bytes:")

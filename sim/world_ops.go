@@ -3,7 +3,6 @@ package sim
 import (
 	"bytes"
 
-	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -90,23 +89,15 @@ func errNoInstance(op spec.Op) error {
 	return &HarnessError{Op: op, Msg: "the cache side has no instance or reservation for it"}
 }
 
-// loadOutcome maps the cache's load outcome to the spec's. Outcomes the
-// model has no word for (a busy lock, an I/O failure) are distinct values
-// above the spec's, so they never compare equal to a model result.
-func loadOutcome(l cache.LoadOutcome) spec.LoadOutcome {
-	switch l {
-	case cache.LoadOK:
-		return spec.LoadOK
-	case cache.LoadMissing:
-		return spec.LoadEmpty
-	case cache.LoadRejected:
-		return spec.LoadCorrupt
-	case cache.LoadDisabled, cache.LoadNotYet:
+// loadOutcome is the cache's load outcome as the model would report it:
+// the same word, except that a cache without a path loads nothing, as an
+// op that does not load. Outcomes the model never produces (failed,
+// other-format) stay as they are and never compare equal to its result.
+func loadOutcome(l spec.LoadOutcome) spec.LoadOutcome {
+	if l == spec.LoadDisabled {
 		return spec.LoadNone
-	case cache.LoadLocked:
-		return spec.LoadBusy
 	}
-	return spec.LoadFailed
+	return l
 }
 
 // parse reads the live file as a new process would.

@@ -1,5 +1,7 @@
 package spec
 
+import "fmt"
+
 // The lifecycle vocabulary: the operations a runtime performs on a cache, the
 // environment events that happen to it, and what each one observably returns.
 // The model (model/), the scenario files and the conformance harness all speak
@@ -236,28 +238,84 @@ const (
 	ReasonDesign
 )
 
-// LoadOutcome is what loading the committed index found (recorded in the
-// cache's Stats, G7).
+// LoadOutcome is what loading the committed index found: the one
+// vocabulary of the model's results, the cache's Stats, the simulator's
+// scenario files (load=NAME), simrun's output and the conformance
+// protocol, each of which spells it with String.
 type LoadOutcome uint8
 
 const (
-	LoadNone LoadOutcome = iota // nothing was loaded by this op
-	// LoadEmpty: no file, or a file with no committed index yet.
-	LoadEmpty
+	// LoadNone: nothing was loaded (no program initialized yet, or an op
+	// that does not load).
+	LoadNone LoadOutcome = iota
+	// LoadMissing: no file, or a file with no committed index yet (a cold
+	// start).
+	LoadMissing
 	// LoadOK: a committed index was loaded.
 	LoadOK
-	// LoadCorrupt: the index failed its checks; the cache rebuilds (G7).
-	LoadCorrupt
-	// LoadBusy: another process holds the writer lock, so the index was
+	// LoadRejected: the file failed a check (a typed error matching
+	// ErrCorrupt, or not a cache file); it is replaced by rename at the
+	// next commit, never truncated (G7).
+	LoadRejected
+	// LoadLocked: another process holds the writer lock, so the index was
 	// not read; this launch packs to heap (G8) with the view it had.
-	LoadBusy
+	LoadLocked
 	// LoadFailed: the file could not be read at all (an I/O error, no
 	// permission, not a regular file): the launch packs to heap (G8) and
 	// writes nothing. The model never produces it: its filesystem does not
 	// fail, so a lockstep run in which the cache reports it diverges, as
 	// it should; error injection compares only safety (sim.Config.Faults).
 	LoadFailed
+	// LoadOtherFormat: the file is a cache of a format the caller did not
+	// name; its entries were loaded and are carried over into a file of
+	// the configured format at the next commit. The model has one format.
+	LoadOtherFormat
+	// LoadDisabled: the cache has no path (G6); the model always has one.
+	LoadDisabled
+	loadLimit
 )
+
+var loadNames = [loadLimit]string{
+	LoadNone:        "none",
+	LoadMissing:     "missing",
+	LoadOK:          "ok",
+	LoadRejected:    "rejected",
+	LoadLocked:      "locked",
+	LoadFailed:      "failed",
+	LoadOtherFormat: "other-format",
+	LoadDisabled:    "disabled",
+}
+
+// String is the outcome's name.
+func (l LoadOutcome) String() string {
+	if l < loadLimit {
+		return loadNames[l]
+	}
+	return fmt.Sprintf("LoadOutcome(%d)", uint8(l))
+}
+
+// ParseLoadOutcome is the inverse of String.
+func ParseLoadOutcome(s string) (LoadOutcome, error) {
+	for l, name := range loadNames {
+		if name == s {
+			return LoadOutcome(l), nil
+		}
+	}
+	return LoadNone, fmt.Errorf("spec: unknown load outcome %q", s)
+}
+
+// MarshalText writes the name, so JSON carries it as a string.
+func (l LoadOutcome) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (l *LoadOutcome) UnmarshalText(b []byte) error {
+	v, err := ParseLoadOutcome(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
 
 // Packing is the abstract identity of packed bytes: which kernel version
 // packed them from which source version, and whether the bytes are still

@@ -178,11 +178,13 @@ var opDocs = map[OpKind]string{
 type doc struct{ name, text string }
 
 var loadDocs = []doc{
-	{"empty", "no file, or no committed index yet"},
-	{"ok", "a committed index was loaded"},
-	{"corrupt", "the index failed its checks; rebuilt, replaced by rename (G7)"},
-	{"busy", "a writer holds the lock; this launch packs to heap (G8)"},
-	{"failed", "the file could not be read (I/O error, no permission, not a regular file); this launch packs to heap (G8); never produced by the model, whose filesystem does not fail"},
+	{LoadMissing.String(), "no file, or no committed index yet"},
+	{LoadOK.String(), "a committed index was loaded"},
+	{LoadRejected.String(), "the index failed its checks; rebuilt, replaced by rename (G7)"},
+	{LoadLocked.String(), "a writer holds the lock; this launch packs to heap (G8)"},
+	{LoadFailed.String(), "the file could not be read (I/O error, no permission, not a regular file); this launch packs to heap (G8); never produced by the model, whose filesystem does not fail"},
+	{LoadOtherFormat.String(), "a cache of the format the caller did not name: its entries are carried over; never produced by the model, which has one format"},
+	{LoadDisabled.String(), "the cache has no path (G6); never produced by the model"},
 }
 
 var placeDocs = []doc{

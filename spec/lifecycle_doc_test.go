@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -58,9 +59,10 @@ func TestLifecycleDocComplete(t *testing.T) {
 		statuses[tr.from], statuses[tr.to] = true, true
 	}
 	require.Len(t, statuses, len(entryNames))
-	// LoadCorrupt, not the last outcome: the list may run ahead of the
-	// constants while the lock-busy outcome is being added.
-	require.Equal(t, len(loadDocs), int(LoadFailed), "one row per LoadOutcome after LoadNone")
+	require.Len(t, loadDocs, int(loadLimit)-1, "one row per LoadOutcome after LoadNone")
+	for i, d := range loadDocs {
+		require.Equal(t, LoadOutcome(i+1).String(), d.name, "rows in the order of the constants")
+	}
 	require.Len(t, placeDocs, int(PlaceHeap), "one row per Placement after PlaceNone")
 	require.Len(t, reasonDocs, int(ReasonDesign), "one row per Reason after ReasonNone")
 	require.Len(t, branchDocs, int(branchLimit)-1)
@@ -68,4 +70,28 @@ func TestLifecycleDocComplete(t *testing.T) {
 		require.Contains(t, doc, string(inv.ID))
 	}
 	require.Equal(t, 2, strings.Count(doc, "```mermaid"))
+}
+
+// TestLoadOutcomeNames: every outcome has one name, and the name reads
+// back as the outcome, as text and in JSON.
+func TestLoadOutcomeNames(t *testing.T) {
+	seen := map[string]bool{}
+	for l := LoadNone; l < loadLimit; l++ {
+		name := l.String()
+		require.NotEmpty(t, name)
+		require.False(t, seen[name], "two outcomes named %q", name)
+		seen[name] = true
+		back, err := ParseLoadOutcome(name)
+		require.NoError(t, err)
+		require.Equal(t, l, back)
+		j, err := json.Marshal(l)
+		require.NoError(t, err)
+		require.Equal(t, `"`+name+`"`, string(j))
+		var fromJSON LoadOutcome
+		require.NoError(t, json.Unmarshal(j, &fromJSON))
+		require.Equal(t, l, fromJSON)
+	}
+	_, err := ParseLoadOutcome("empty")
+	require.Error(t, err)
+	require.Equal(t, "LoadOutcome(200)", LoadOutcome(200).String())
 }

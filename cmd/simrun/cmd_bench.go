@@ -220,7 +220,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Load != cache.LoadMissing || r.Packed != p.NumLayers() || r.HeapBytes != 0 {
+		if r.Load != spec.LoadMissing || r.Packed != p.NumLayers() || r.HeapBytes != 0 {
 			return nil, fmt.Errorf("%w: cold launch: load %s, packed %d of %d, heap %d bytes", errBench, r.Load, r.Packed, p.NumLayers(), r.HeapBytes)
 		}
 		coldInit, coldRun = append(coldInit, r.InitTime), append(coldRun, r.RunTime)
@@ -303,7 +303,7 @@ func (b *bencher) warm(cfg runtime.LaunchConfig, layers int) (runtime.LaunchRepo
 	if err != nil {
 		return r, err
 	}
-	if r.Load != cache.LoadOK || r.Packed != 0 || r.Hits != uint64(layers) || r.Misses != 0 {
+	if r.Load != spec.LoadOK || r.Packed != 0 || r.Hits != uint64(layers) || r.Misses != 0 {
 		return r, fmt.Errorf("%w: warm launch: load %s (%v), %d hits, %d misses, %d packed", errBench, r.Load, r.LoadErr, r.Hits, r.Misses, r.Packed)
 	}
 	return r, nil

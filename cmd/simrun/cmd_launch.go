@@ -110,7 +110,7 @@ func cmdLaunch(e *env, args []string) int {
 		return fail(exitProblem, err)
 	}
 	out := newLaunchReport(rep, rep.Format)
-	if rep.Load == cache.LoadOK || rep.Load == cache.LoadOtherFormat {
+	if rep.Load == spec.LoadOK || rep.Load == spec.LoadOtherFormat {
 		out.EntriesLoaded = before
 	}
 	if *asJSON {
@@ -131,7 +131,7 @@ func cmdLaunch(e *env, args []string) int {
 func newLaunchReport(rep runtime.LaunchReport, f spec.Format) launchReport {
 	out := launchReport{
 		Cache: rep.CachePath, Program: rep.Program, Kernel: rep.Kernel, Format: f.String(),
-		Load: string(rep.Load), LoadError: errString(rep.LoadErr),
+		Load: rep.Load.String(), LoadError: errString(rep.LoadErr),
 		Entries: rep.Entries, Hits: rep.Hits, Misses: rep.Misses,
 		Repacks: map[string]uint64{}, Packed: rep.Packed,
 		HeapBytes: rep.HeapBytes, HeapByReason: map[string]uint64{},

@@ -21,7 +21,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 const goodScenario = `# G4: a relaunch writes nothing.
 init proc=A program=P1
 ----
-load=empty place=file
+load=missing place=file
 
 lookup proc=A name=w0
 ----
@@ -110,7 +110,7 @@ func TestReplayRewrite(t *testing.T) {
 	assert.Contains(t, out, "rewrote "+p)
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, "# G4\ninit proc=A program=P1\n----\nload=empty place=file\n\nlookup proc=A name=w0\n----\nmiss\n\nfile\n----\nempty\n", string(b))
+	assert.Equal(t, "# G4\ninit proc=A program=P1\n----\nload=missing place=file\n\nlookup proc=A name=w0\n----\nmiss\n\nfile\n----\nempty\n", string(b))
 
 	bad := filepath.Join(dir, "misuse")
 	text := "# x\nlookup proc=A name=w0\n----\n\n"

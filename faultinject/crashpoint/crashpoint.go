@@ -339,11 +339,11 @@ func recoverAndCheck(state *crashfs.FS, opts cache.Options, keys, mustHit []spec
 
 func checkLoad(st cache.Stats, add func(string, string, ...any)) {
 	switch st.Load {
-	case cache.LoadOK, cache.LoadMissing:
-	case cache.LoadOtherFormat:
+	case spec.LoadOK, spec.LoadMissing:
+	case spec.LoadOtherFormat:
 		// A crash before a conversion's rename leaves the file of the
 		// other format, whose entries the recovery carries over again.
-	case cache.LoadRejected:
+	case spec.LoadRejected:
 		if !errors.Is(st.LoadErr, spec.ErrCorrupt) {
 			add("G7", "file rejected with an untyped error: %v", st.LoadErr)
 		}

@@ -123,7 +123,7 @@ func runFaulted(w Workload, fsys vfs.FS, opts cache.Options) (res faultedResult,
 			res.violations = append(res.violations, Violation{Guarantee: "G7", Detail: "cache check: " + r.CheckErr.Error()})
 		}
 		st := r.Stats
-		if st.FallbackErr != nil || st.CommitErr != nil || len(st.HeapBytes) > 0 || st.Load == cache.LoadFailed || st.Load == cache.LoadLocked {
+		if st.FallbackErr != nil || st.CommitErr != nil || len(st.HeapBytes) > 0 || st.Load == spec.LoadFailed || st.Load == spec.LoadLocked {
 			res.fallback = true
 		}
 	}

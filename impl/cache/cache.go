@@ -196,13 +196,13 @@ func Open(opts Options) (*Cache, error) {
 	switch {
 	case o.Path == "":
 		c.fileReason = HeapNoPath
-		c.stats.Load = LoadDisabled
+		c.stats.Load = spec.LoadDisabled
 	case c.pageSize > spec.MaxPageSize || c.pageSize <= 0:
 		// v3 records the page size and accepts at most 64 KiB; regions
 		// must be page-aligned to be mapped. Such a platform packs to heap
 		// rather than writing files every reader rejects.
 		c.fileReason = HeapNotSupported
-		c.stats.Load = LoadFailed
+		c.stats.Load = spec.LoadFailed
 		c.stats.LoadErr = fmt.Errorf("cache: page size %d: %w", c.pageSize, vfs.ErrNotSupported)
 	default:
 		// A link at the path stays a link: its target is what is read,

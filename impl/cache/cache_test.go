@@ -39,7 +39,7 @@ func TestHeapOnlyCache(t *testing.T) {
 	require.Equal(t, []string{"w0w0_b", "w1w1_b", "w2w2_b"}, c.Names())
 
 	s := c.Stats()
-	require.Equal(t, cache.LoadDisabled, s.Load)
+	require.Equal(t, spec.LoadDisabled, s.Load)
 	require.Equal(t, uint64(3), s.Repacks[cache.RepackNew])
 	require.Equal(t, uint64(3), s.Hits)
 	require.Positive(t, s.HeapBytes[cache.HeapNoPath])
@@ -62,7 +62,7 @@ func TestPersistRoundTrip(t *testing.T) {
 			opts := cache.Options{Path: tempPath(t), Format: f}
 			ks := keys(5, 3)
 			cold := process(t, opts, ks)
-			require.Equal(t, cache.LoadMissing, cold.Load)
+			require.Equal(t, spec.LoadMissing, cold.Load)
 			require.Equal(t, uint64(5), cold.Repacks[cache.RepackNew])
 			require.Empty(t, cold.HeapBytes)
 			require.Positive(t, cold.FileBytes)
@@ -73,7 +73,7 @@ func TestPersistRoundTrip(t *testing.T) {
 			c := open(t, opts)
 			require.Equal(t, 5, launch(t, c, "P", ks))
 			warm := c.Stats()
-			require.Equal(t, cache.LoadOK, warm.Load)
+			require.Equal(t, spec.LoadOK, warm.Load)
 			require.Zero(t, warm.Misses)
 			require.Zero(t, warm.Commits)
 			require.Equal(t, cold.FileSize, warm.FileSize)

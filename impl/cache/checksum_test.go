@@ -34,13 +34,13 @@ func TestLegacyCRC32CFileRebuiltNotMisread(t *testing.T) {
 			require.NoError(t, os.WriteFile(opts.Path, b.File, 0o600))
 
 			s := process(t, opts, ks)
-			require.Equal(t, cache.LoadRejected, s.Load)
+			require.Equal(t, spec.LoadRejected, s.Load)
 			require.ErrorIs(t, s.LoadErr, spec.ErrUnsupportedChecksum)
 			require.Zero(t, s.Hits)
 			require.Equal(t, uint64(3), s.Repacks[cache.RepackNew])
 
 			s = process(t, opts, ks)
-			require.Equal(t, cache.LoadOK, s.Load)
+			require.Equal(t, spec.LoadOK, s.Load)
 			require.Equal(t, uint64(3), s.Hits)
 		})
 	}

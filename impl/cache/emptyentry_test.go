@@ -46,7 +46,7 @@ func TestV2EmptyEntryLastAfterCompaction(t *testing.T) {
 		require.NoError(t, c2.InitializeForProgram("P"))
 		_, hit := c2.LookUp(empty)
 		require.True(t, hit, "withData=%v", withData)
-		require.Equal(t, cache.LoadOK, c2.Stats().Load)
+		require.Equal(t, spec.LoadOK, c2.Stats().Load)
 	}
 }
 

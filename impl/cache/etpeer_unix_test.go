@@ -5,6 +5,7 @@ package cache_test
 import (
 	"bytes"
 	"errors"
+	"github.com/xpwc/xpwc/spec"
 	"io"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func TestETWriterHoldingDataFile(t *testing.T) {
 	require.Equal(t, "locked\n", out.String(), "the peer did not take the lock")
 
 	s := process(t, opts, ks)
-	require.Equal(t, cache.LoadLocked, s.Load)
+	require.Equal(t, spec.LoadLocked, s.Load)
 	require.ErrorIs(t, s.LoadErr, cache.ErrLockBusy)
 	require.Zero(t, s.Hits)
 	require.Positive(t, s.HeapBytes[cache.HeapLockBusy])

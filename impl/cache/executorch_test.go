@@ -89,7 +89,7 @@ func TestET_LoadPackedCache_RejectsV1Format(t *testing.T) {
 	file = binary.LittleEndian.AppendUint32(file, 1) // version 1
 	require.NoError(t, os.WriteFile(opts.Path, file, 0o644))
 	s := process(t, opts, []spec.Key{etWeight})
-	require.Equal(t, cache.LoadRejected, s.Load)
+	require.Equal(t, spec.LoadRejected, s.Load)
 	var ve *spec.VersionError
 	require.ErrorAs(t, s.LoadErr, &ve)
 	require.Equal(t, uint32(1), ve.Got)
@@ -107,7 +107,7 @@ func TestET_LoadPackedCache_RejectsCorruptTrailer(t *testing.T) {
 		opts := cache.Options{Path: tempPath(t), Format: f}
 		require.NoError(t, os.WriteFile(opts.Path, junk, 0o644))
 		s := process(t, opts, []spec.Key{etWeight})
-		require.Equal(t, cache.LoadRejected, s.Load)
+		require.Equal(t, spec.LoadRejected, s.Load)
 		require.ErrorIs(t, s.LoadErr, cache.ErrForeignFile)
 		require.NotErrorIs(t, s.LoadErr, spec.ErrCorrupt)
 		require.Positive(t, s.HeapBytes[cache.HeapForeign])
@@ -117,7 +117,7 @@ func TestET_LoadPackedCache_RejectsCorruptTrailer(t *testing.T) {
 
 		opts.ReplaceForeign = true
 		s = process(t, opts, []spec.Key{etWeight})
-		require.Equal(t, cache.LoadRejected, s.Load)
+		require.Equal(t, spec.LoadRejected, s.Load)
 		require.Empty(t, s.HeapBytes)
 		require.Equal(t, uint64(1), process(t, opts, []spec.Key{etWeight}).Hits)
 	}
@@ -143,7 +143,7 @@ func TestET_LoadPackedCache_RejectsMidTrailerTruncation(t *testing.T) {
 	require.Len(t, file, 63)
 	require.NoError(t, os.WriteFile(opts.Path, file, 0o644))
 	s := process(t, opts, []spec.Key{etWeight})
-	require.Equal(t, cache.LoadRejected, s.Load)
+	require.Equal(t, spec.LoadRejected, s.Load)
 	require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
 }
 

@@ -36,7 +36,7 @@ func TestG8LockBusyPacksToHeap(t *testing.T) {
 
 	holdLock(t, opts.Path, vfs.LockExclusive)
 	s := process(t, opts, ks) // pack() checks the bytes
-	require.Equal(t, cache.LoadLocked, s.Load)
+	require.Equal(t, spec.LoadLocked, s.Load)
 	require.ErrorIs(t, s.LoadErr, cache.ErrLockBusy)
 	require.Equal(t, uint64(3), s.Misses, "nothing could be loaded")
 	require.Positive(t, s.HeapBytes[cache.HeapLockBusy])
@@ -54,7 +54,7 @@ func TestSharedLockAdmitsReadersNotWriters(t *testing.T) {
 	process(t, opts, ks[:2])
 	holdLock(t, opts.Path, vfs.LockShared)
 	s := process(t, opts, ks)
-	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, spec.LoadOK, s.Load)
 	require.Equal(t, uint64(2), s.Hits)
 	require.Positive(t, s.HeapBytes[cache.HeapLockBusy], "w2 could not be appended")
 }
@@ -73,14 +73,14 @@ func TestLockWaitWaitsForRelease(t *testing.T) {
 	}()
 	s := process(t, opts, ks)
 	<-done
-	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, spec.LoadOK, s.Load)
 	require.Equal(t, uint64(2), s.Hits)
 }
 
 func TestG8MissingDirectory(t *testing.T) {
 	opts := cache.Options{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "w.xpwc")}
 	s := process(t, opts, keys(2, 1))
-	require.Equal(t, cache.LoadFailed, s.Load)
+	require.Equal(t, spec.LoadFailed, s.Load)
 	require.ErrorIs(t, s.LoadErr, os.ErrNotExist)
 	require.Positive(t, s.HeapBytes[cache.HeapOpenFailed])
 	_, err := os.Stat(filepath.Dir(opts.Path))
@@ -100,7 +100,7 @@ func TestG8ReadOnlyDirectory(t *testing.T) {
 	}}
 	opts := cache.Options{Path: tempPath(t), FS: fsys}
 	s := process(t, opts, keys(2, 1))
-	require.Equal(t, cache.LoadMissing, s.Load)
+	require.Equal(t, spec.LoadMissing, s.Load)
 	require.Positive(t, s.HeapBytes[cache.HeapReadOnly])
 	require.Zero(t, s.Commits)
 	names, err := os.ReadDir(filepath.Dir(opts.Path))
@@ -171,7 +171,7 @@ func (p pageFS) PageSize() int { return p.page }
 func TestG8UnsupportedPageSize(t *testing.T) {
 	opts := cache.Options{Path: tempPath(t), FS: pageFS{FS: vfs.OS(), page: 256 << 10}}
 	s := process(t, opts, keys(2, 1))
-	require.Equal(t, cache.LoadFailed, s.Load)
+	require.Equal(t, spec.LoadFailed, s.Load)
 	require.ErrorIs(t, s.LoadErr, vfs.ErrNotSupported)
 	require.Positive(t, s.HeapBytes[cache.HeapNotSupported])
 	_, err := os.Stat(opts.Path)

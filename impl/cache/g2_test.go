@@ -240,7 +240,7 @@ func TestV2FailedAppendKeepsFileReadable(t *testing.T) {
 		require.NoError(t, c.Close())
 
 		s := process(t, cache.Options{Path: path, Format: spec.FormatV2}, saved)
-		require.Equal(t, cache.LoadOK, s.Load, "failed call %d (commit failed: %v): %v", n, failed, s.LoadErr)
+		require.Equal(t, spec.LoadOK, s.Load, "failed call %d (commit failed: %v): %v", n, failed, s.LoadErr)
 		require.Equal(t, uint64(len(saved)), s.Hits, "failed call %d", n)
 		if completed {
 			t.Logf("calls failed one at a time: %d", n-1)

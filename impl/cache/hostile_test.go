@@ -40,7 +40,7 @@ func TestHostileSparseFileFallsBack(t *testing.T) {
 				took := time.Since(start)
 				runtime.ReadMemStats(&after)
 
-				require.Equal(t, cache.LoadRejected, s.Load)
+				require.Equal(t, spec.LoadRejected, s.Load)
 				require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
 				var fe *spec.FormatError
 				require.ErrorAs(t, s.LoadErr, &fe)
@@ -52,7 +52,7 @@ func TestHostileSparseFileFallsBack(t *testing.T) {
 				// The forged file was a cache's format, so it was replaced;
 				// the next launch hits every weight.
 				s = process(t, opts, ks)
-				require.Equal(t, cache.LoadOK, s.Load)
+				require.Equal(t, spec.LoadOK, s.Load)
 				assert.Equal(t, uint64(len(ks)), s.Hits)
 				assert.Less(t, fileInfo(t, path).Size(), int64(1<<20))
 			})

@@ -74,7 +74,7 @@ func (c *Cache) otherFormat(cf *committedFile) bool {
 func (c *Cache) load() HeapReason {
 	c.stats.LoadErr = nil
 	if err := c.checkRegular(); err != nil {
-		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		c.stats.Load, c.stats.LoadErr = spec.LoadFailed, err
 		return HeapNotRegular
 	}
 	lk, err := acquireFile(c.fsys, c.opts.Path, vfs.LockShared, c.opts.LockWait, !c.readOnly)
@@ -96,13 +96,13 @@ func (c *Cache) load() HeapReason {
 
 	f, err := c.openLive(os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
-		c.stats.Load = LoadMissing
+		c.stats.Load = spec.LoadMissing
 		_ = c.merge(nil, nil)
 		c.setDisk(nil)
 		return ""
 	}
 	if err != nil {
-		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		c.stats.Load, c.stats.LoadErr = spec.LoadFailed, err
 		if errors.Is(err, ErrNotRegular) {
 			return HeapNotRegular
 		}
@@ -117,35 +117,35 @@ func (c *Cache) load() HeapReason {
 		c.stats.LoadErr = err
 		if errors.Is(err, ErrForeignFile) && !c.opts.ReplaceForeign {
 			// Not ours: left as it is, this launch packs to heap.
-			c.stats.Load = LoadRejected
+			c.stats.Load = spec.LoadRejected
 			_ = c.merge(nil, nil)
 			c.setDisk(nil)
 			return HeapForeign
 		}
 		if !errors.Is(err, spec.ErrCorrupt) && !errors.Is(err, ErrForeignFile) {
-			c.stats.Load = LoadFailed
+			c.stats.Load = spec.LoadFailed
 			return HeapOpenFailed
 		}
 		// The file is replaced at the first commit, never truncated in
 		// place (PR 20337). Until then nothing in it is trusted (G7).
-		c.stats.Load = LoadRejected
+		c.stats.Load = spec.LoadRejected
 		_ = c.merge(nil, nil)
 		c.setDisk(nil)
 		return ""
 	}
 	if err := c.merge(cf, f); err != nil {
-		c.stats.Load, c.stats.LoadErr = LoadFailed, err
+		c.stats.Load, c.stats.LoadErr = spec.LoadFailed, err
 		if errors.Is(err, vfs.ErrNotSupported) {
 			return HeapNotSupported
 		}
 		return HeapMapFailed
 	}
 	c.loaded = true
-	c.stats.Load = LoadOK
+	c.stats.Load = spec.LoadOK
 	if c.otherFormat(cf) {
 		// The entries are served from the old file's mapping; the next
 		// commit writes them, in the configured format, to a new file.
-		c.stats.Load = LoadOtherFormat
+		c.stats.Load = spec.LoadOtherFormat
 		cf = nil
 	}
 	c.setDisk(cf)
@@ -159,13 +159,13 @@ func (c *Cache) lockFailed(err error) HeapReason {
 	c.stats.LoadErr = err
 	switch {
 	case errors.Is(err, ErrLockBusy):
-		c.stats.Load = LoadLocked
+		c.stats.Load = spec.LoadLocked
 		return HeapLockBusy
 	case errors.Is(err, vfs.ErrNotSupported):
-		c.stats.Load = LoadFailed
+		c.stats.Load = spec.LoadFailed
 		return HeapNotSupported // heap-only build: no flock
 	}
-	c.stats.Load = LoadFailed
+	c.stats.Load = spec.LoadFailed
 	return HeapOpenFailed
 }
 

@@ -156,6 +156,6 @@ func TestManagerReport(t *testing.T) {
 	require.Positive(t, r.HeapBytes[cache.HeapOpenFailed])
 	require.Equal(t, r.HeapBytes[cache.HeapOpenFailed], r.FallbackBytes(), "no-path heap is not a fallback")
 	failed := r.PerCache[3].Stats
-	require.Equal(t, cache.LoadFailed, failed.Load)
+	require.Equal(t, spec.LoadFailed, failed.Load)
 	require.ErrorIs(t, failed.LoadErr, syscall.ENOENT)
 }

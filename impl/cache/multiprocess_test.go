@@ -73,7 +73,7 @@ func checkConverges(t *testing.T, path string) {
 	t.Helper()
 	ks := keys(12, 1)
 	s := process(t, cache.Options{Path: path}, ks)
-	require.NotEqual(t, cache.LoadFailed, s.Load, "%v", s.LoadErr)
+	require.NotEqual(t, spec.LoadFailed, s.Load, "%v", s.LoadErr)
 	s = process(t, cache.Options{Path: path}, ks)
 	require.Equal(t, uint64(len(ks)), s.Hits)
 }

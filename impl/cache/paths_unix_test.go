@@ -32,7 +32,7 @@ type pathRow struct {
 	// setup makes the thing at path (in a fresh directory) and returns the
 	// options to launch with; nil options FS means the OS.
 	setup func(t *testing.T, path string) cache.Options
-	load  cache.LoadOutcome
+	load  spec.LoadOutcome
 	hits  uint64
 	heap  cache.HeapReason // reason of the misses' heap bytes, "" for none
 	// untouched: the thing at the path (and a link's target) keeps every
@@ -97,41 +97,41 @@ func pathRows() []pathRow {
 	v2 := func(t *testing.T, p string) { writeCache(t, p, spec.FormatV2) }
 	foreign := func(t *testing.T, p string) { require.NoError(t, os.WriteFile(p, foreignBytes, 0o755)) }
 	return []pathRow{
-		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: cache.LoadMissing},
-		{id: "our-v3", setup: plain(v3), load: cache.LoadOK, hits: 2},
-		{id: "our-v2", setup: plain(v2), load: cache.LoadOK, hits: 2},
-		{id: "executorch-v2", setup: plain(executorchFile), load: cache.LoadOK, hits: 2},
+		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: spec.LoadMissing},
+		{id: "our-v3", setup: plain(v3), load: spec.LoadOK, hits: 2},
+		{id: "our-v2", setup: plain(v2), load: spec.LoadOK, hits: 2},
+		{id: "executorch-v2", setup: plain(executorchFile), load: spec.LoadOK, hits: 2},
 		{id: "executorch-v2-named-v3", setup: func(t *testing.T, p string) cache.Options {
 			executorchFile(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV3}
-		}, load: cache.LoadOtherFormat, hits: 2},
+		}, load: spec.LoadOtherFormat, hits: 2},
 		{id: "our-v3-named-v2", setup: func(t *testing.T, p string) cache.Options {
 			v3(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV2}
-		}, load: cache.LoadOtherFormat, hits: 2},
-		{id: "damaged-cache", setup: plain(damaged), load: cache.LoadRejected},
-		{id: "foreign-file", setup: plain(foreign), load: cache.LoadRejected, heap: cache.HeapForeign, untouched: true},
+		}, load: spec.LoadOtherFormat, hits: 2},
+		{id: "damaged-cache", setup: plain(damaged), load: spec.LoadRejected},
+		{id: "foreign-file", setup: plain(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true},
 		{id: "foreign-file-replace", setup: func(t *testing.T, p string) cache.Options {
 			foreign(t, p)
 			return cache.Options{Path: p, ReplaceForeign: true}
-		}, load: cache.LoadRejected},
-		{id: "link-to-v3", setup: behind(v3), load: cache.LoadOK, hits: 2, link: true},
-		{id: "link-to-v2", setup: behind(v2), load: cache.LoadOK, hits: 2, link: true},
-		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: cache.LoadOK, hits: 2, link: true},
-		{id: "link-to-damaged-cache", setup: behind(damaged), load: cache.LoadRejected, link: true},
-		{id: "link-to-foreign-file", setup: behind(foreign), load: cache.LoadRejected, heap: cache.HeapForeign, untouched: true, link: true},
+		}, load: spec.LoadRejected},
+		{id: "link-to-v3", setup: behind(v3), load: spec.LoadOK, hits: 2, link: true},
+		{id: "link-to-v2", setup: behind(v2), load: spec.LoadOK, hits: 2, link: true},
+		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: spec.LoadOK, hits: 2, link: true},
+		{id: "link-to-damaged-cache", setup: behind(damaged), load: spec.LoadRejected, link: true},
+		{id: "link-to-foreign-file", setup: behind(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true, link: true},
 		{id: "dangling-link", setup: func(t *testing.T, p string) cache.Options {
 			require.NoError(t, os.Symlink("target.xpwc", p))
 			return cache.Options{Path: p}
-		}, load: cache.LoadMissing, link: true},
+		}, load: spec.LoadMissing, link: true},
 		{id: "directory", setup: func(t *testing.T, p string) cache.Options {
 			require.NoError(t, os.Mkdir(p, 0o755))
 			return cache.Options{Path: p}
-		}, load: cache.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
+		}, load: spec.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
 		{id: "fifo", setup: func(t *testing.T, p string) cache.Options {
 			require.NoError(t, syscall.Mkfifo(p, 0o600))
 			return cache.Options{Path: p}
-		}, load: cache.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
+		}, load: spec.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
 		{id: "character-device", setup: func(t *testing.T, p string) cache.Options {
 			// A node of its own (the null device's numbers), never a link
 			// to /dev/null: a cache that wrongly replaced the device would
@@ -142,13 +142,13 @@ func pathRows() []pathRow {
 			}
 			require.NoError(t, err)
 			return cache.Options{Path: p}
-		}, load: cache.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
+		}, load: spec.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
 		{id: "socket", setup: func(t *testing.T, p string) cache.Options {
 			l, err := net.Listen("unix", p)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = l.Close() })
 			return cache.Options{Path: p}
-		}, load: cache.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
+		}, load: spec.LoadFailed, heap: cache.HeapNotRegular, untouched: true},
 		{id: "unreadable-file", setup: func(t *testing.T, p string) cache.Options {
 			// EACCES from open, simulated: CI may run as root, which
 			// reads any file whatever its mode.
@@ -159,7 +159,7 @@ func pathRows() []pathRow {
 				}
 				return nil
 			}}}
-		}, load: cache.LoadFailed, heap: cache.HeapOpenFailed, untouched: true},
+		}, load: spec.LoadFailed, heap: cache.HeapOpenFailed, untouched: true},
 		{id: "read-only-filesystem", setup: func(t *testing.T, p string) cache.Options {
 			v3(t, p)
 			return cache.Options{Path: p, FS: &hookFS{FS: vfs.OS(), open: func(name string, flag int) error {
@@ -168,11 +168,11 @@ func pathRows() []pathRow {
 				}
 				return nil
 			}}}
-		}, load: cache.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true},
+		}, load: spec.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true},
 		{id: "read-only-option", setup: func(t *testing.T, p string) cache.Options {
 			v3(t, p)
 			return cache.Options{Path: p, ReadOnly: true}
-		}, load: cache.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true},
+		}, load: spec.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true},
 		{id: "locked-by-peer", setup: func(t *testing.T, p string) cache.Options {
 			// ExecuTorch's writer holds LOCK_EX on the data file (a second
 			// open file description conflicts like another process).
@@ -182,7 +182,7 @@ func pathRows() []pathRow {
 			t.Cleanup(func() { _ = f.Close() })
 			require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB))
 			return cache.Options{Path: p}
-		}, load: cache.LoadLocked, heap: cache.HeapLockBusy, untouched: true},
+		}, load: spec.LoadLocked, heap: cache.HeapLockBusy, untouched: true},
 	}
 }
 

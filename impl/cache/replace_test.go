@@ -40,7 +40,7 @@ func TestCorruptFileReplacedByRename(t *testing.T) {
 
 	ks := keys(3, 1)
 	s := process(t, opts, ks)
-	require.Equal(t, cache.LoadRejected, s.Load)
+	require.Equal(t, spec.LoadRejected, s.Load)
 	require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
 	require.Equal(t, uint64(3), s.Repacks[cache.RepackNew])
 	require.Empty(t, s.HeapBytes, "the rebuild goes to the new file")
@@ -66,7 +66,7 @@ func TestFormatCarriedOver(t *testing.T) {
 		require.NoError(t, os.Chmod(path, 0o640))
 		v3 := cache.Options{Path: path, Format: spec.FormatV3}
 		s := process(t, v3, ks[:2])
-		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.Equal(t, spec.LoadOtherFormat, s.Load)
 		require.NoError(t, s.LoadErr)
 		require.Equal(t, uint64(3), s.CarriedOver)
 		require.Equal(t, uint64(2), s.Hits, "no re-pack")
@@ -83,7 +83,7 @@ func TestFormatCarriedOver(t *testing.T) {
 			require.Contains(t, ks[:2], e.Key, "entry %d has its full key", i)
 		}
 		s = process(t, v3, ks)
-		require.Equal(t, cache.LoadOK, s.Load)
+		require.Equal(t, spec.LoadOK, s.Load)
 		require.Equal(t, uint64(2), s.Hits)
 		require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
 	})
@@ -94,7 +94,7 @@ func TestFormatCarriedOver(t *testing.T) {
 		before, err := os.ReadFile(path)
 		require.NoError(t, err)
 		s := process(t, cache.Options{Path: path, Format: spec.FormatV2, ReadOnly: true}, ks)
-		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.Equal(t, spec.LoadOtherFormat, s.Load)
 		require.Equal(t, uint64(3), s.Hits)
 		require.Zero(t, s.Commits)
 		after, err := os.ReadFile(path)
@@ -106,7 +106,7 @@ func TestFormatCarriedOver(t *testing.T) {
 		process(t, cache.Options{Path: path, Format: spec.FormatV3}, ks)
 		v2 := cache.Options{Path: path, Format: spec.FormatV2}
 		s := process(t, v2, ks[:1])
-		require.Equal(t, cache.LoadOtherFormat, s.Load)
+		require.Equal(t, spec.LoadOtherFormat, s.Load)
 		require.Equal(t, uint64(3), s.CarriedOver)
 		require.Equal(t, uint64(1), s.Hits)
 		require.Zero(t, s.CarryDropped)
@@ -117,7 +117,7 @@ func TestFormatCarriedOver(t *testing.T) {
 		require.NoError(t, err, "rewritten as v2")
 		require.Len(t, v.Entries, 3, "every entry carried")
 		s = process(t, v2, ks)
-		require.Equal(t, cache.LoadOK, s.Load)
+		require.Equal(t, spec.LoadOK, s.Load)
 		require.Equal(t, uint64(3), s.Hits)
 	})
 }
@@ -130,7 +130,7 @@ func TestFormatDetectedFromFile(t *testing.T) {
 	ks := keys(3, 1)
 	process(t, cache.Options{Path: path, Format: spec.FormatV2}, ks[:2])
 	s := process(t, cache.Options{Path: path}, ks)
-	require.Equal(t, cache.LoadOK, s.Load)
+	require.Equal(t, spec.LoadOK, s.Load)
 	require.Equal(t, spec.FormatV2, s.Format)
 	require.Equal(t, uint64(2), s.Hits)
 	b, err := os.ReadFile(path)
@@ -186,7 +186,7 @@ func TestG7HostileFileContent(t *testing.T) {
 		opts := cache.Options{Path: tempPath(t), Format: f}
 		require.NoError(t, os.WriteFile(opts.Path, content, 0o644))
 		s := process(t, opts, ks)
-		require.Contains(t, []cache.LoadOutcome{cache.LoadOK, cache.LoadRejected}, s.Load)
+		require.Contains(t, []spec.LoadOutcome{spec.LoadOK, spec.LoadRejected}, s.Load)
 		if errors.Is(s.LoadErr, cache.ErrForeignFile) {
 			// Random bytes, or a v2 file cut before its footer: nothing in
 			// it says it is a cache file, so it is left alone, and
@@ -196,7 +196,7 @@ func TestG7HostileFileContent(t *testing.T) {
 			require.Equal(t, content, got, "case %d: a foreign file was written", i)
 			opts.ReplaceForeign = true
 			process(t, opts, ks)
-		} else if s.Load == cache.LoadRejected {
+		} else if s.Load == spec.LoadRejected {
 			require.ErrorIs(t, s.LoadErr, spec.ErrCorrupt)
 		}
 		require.Equal(t, uint64(3), process(t, opts, ks).Hits, "case %d converges", i)

@@ -129,7 +129,7 @@ func TestLoadIOErrorOnNewestIndexDoesNotFallBack(t *testing.T) {
 	c := open(t, cache.Options{Path: path, FS: errorfs.Wrap(vfs.OS(), &failReadsFrom{off: fi.Size()})})
 	launch(t, c, "P", []spec.Key{w0, w1})
 	s := c.Stats()
-	require.Equal(t, cache.LoadFailed, s.Load, "%v", s.LoadErr)
+	require.Equal(t, spec.LoadFailed, s.Load, "%v", s.LoadErr)
 	require.ErrorIs(t, s.LoadErr, errorfs.ErrInjected)
 	require.NoError(t, c.Close())
 

@@ -62,7 +62,7 @@ func TestModesOnCrashFS(t *testing.T) {
 	require.NoError(t, f.Sync())
 	require.NoError(t, f.Close())
 	require.NoError(t, fsys.Chmod(opts.Path, 0o640))
-	require.Equal(t, cache.LoadRejected, process(t, opts, ks).Load)
+	require.Equal(t, spec.LoadRejected, process(t, opts, ks).Load)
 	fi, err = fsys.Stat(opts.Path)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o640), fi.Mode().Perm())

@@ -2,33 +2,6 @@ package cache
 
 import "github.com/xpwc/xpwc/spec"
 
-// LoadOutcome is what loading the committed index found.
-type LoadOutcome string
-
-const (
-	// LoadNotYet: no program was initialized yet, so nothing was loaded.
-	LoadNotYet LoadOutcome = ""
-	// LoadOK: a committed index was loaded.
-	LoadOK LoadOutcome = "ok"
-	// LoadMissing: there is no cache file yet (a cold start).
-	LoadMissing LoadOutcome = "missing"
-	// LoadOtherFormat: the file is a cache of the format the caller did not
-	// name; its entries were loaded and are carried over into a new file
-	// of the configured format at the next commit (Stats.CarriedOver).
-	LoadOtherFormat LoadOutcome = "other-format"
-	// LoadRejected: the file failed a check (typed error in Stats.LoadErr,
-	// matching spec.ErrCorrupt, or ErrForeignFile); it will be replaced by
-	// rename, never truncated (G7).
-	LoadRejected LoadOutcome = "rejected"
-	// LoadLocked: the lock file was busy; this launch packs to heap (G8).
-	LoadLocked LoadOutcome = "locked"
-	// LoadDisabled: the cache has no path (G6).
-	LoadDisabled LoadOutcome = "disabled"
-	// LoadFailed: an I/O error (missing or read-only directory, mmap
-	// failure); this launch packs to heap (G8).
-	LoadFailed LoadOutcome = "failed"
-)
-
 // RepackReason says why a look-up missed and its weight was packed again.
 type RepackReason string
 
@@ -95,7 +68,7 @@ type Stats struct {
 	// dropped (and re-packed when next needed).
 	CarriedOver, CarryDropped uint64
 	// Load is the outcome of the last load; LoadErr its typed error.
-	Load    LoadOutcome
+	Load    spec.LoadOutcome
 	LoadErr error
 	// Commits and Compactions count successful commits and rewrites by this
 	// cache; CommitErr is the error of the last failed commit, nil once a

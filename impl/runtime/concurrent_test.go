@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/xpwc/xpwc/spec"
 	"sync"
 	"testing"
 
@@ -46,6 +47,6 @@ func TestConcurrentLaunchesShareOneCache(t *testing.T) {
 		rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, Verify: true})
 		require.NoError(t, err)
 		assert.True(t, rep.Verified)
-		assert.Equal(t, cache.LoadOK, rep.Load, "%v", rep.LoadErr)
+		assert.Equal(t, spec.LoadOK, rep.Load, "%v", rep.LoadErr)
 	}
 }

@@ -3,12 +3,12 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/faultinject/crashfs"
-	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 )
 
@@ -72,9 +72,9 @@ func crashSweep(t *testing.T, before, p *Program) {
 			rep := launch(disk, p, what+", relaunch")
 			// G2: the crash leaves the previous committed index or the new
 			// one, never a file the next launch must reject.
-			require.NotEqual(t, cache.LoadRejected, rep.Load, "%s: %v", what, rep.LoadErr)
+			require.NotEqual(t, spec.LoadRejected, rep.Load, "%s: %v", what, rep.LoadErr)
 			if before != nil {
-				require.Equal(t, cache.LoadOK, rep.Load, "%s: %v", what, rep.LoadErr)
+				require.Equal(t, spec.LoadOK, rep.Load, "%s: %v", what, rep.LoadErr)
 			}
 			rep = launch(disk, p, what+", second relaunch")
 			require.Zero(t, rep.Packed, "%s: second relaunch packed again (G3)", what)

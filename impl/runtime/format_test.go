@@ -39,7 +39,7 @@ func TestModelUpdateV3RepacksV2ServesStale(t *testing.T) {
 			}
 			require.True(t, launch(old).Verified)
 			rep := launch(updated)
-			require.Equal(t, cache.LoadOK, rep.Load)
+			require.Equal(t, spec.LoadOK, rep.Load)
 			if tc.wantFresh {
 				assert.True(t, rep.Verified)
 				assert.Equal(t, n, rep.Repacks[cache.RepackSource])

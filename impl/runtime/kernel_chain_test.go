@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,7 +37,7 @@ func TestKernelSwitchChainEveryKernel(t *testing.T) {
 		t.Run(k.Name(), func(t *testing.T) {
 			sw := launch(k)
 			if i > 0 {
-				assert.Equal(t, cache.LoadOK, sw.Load)
+				assert.Equal(t, spec.LoadOK, sw.Load)
 				assert.Zero(t, sw.Hits)
 				assert.Equal(t, n, sw.Repacks[cache.RepackSeed], "switch repacks %v", sw.Repacks)
 			}

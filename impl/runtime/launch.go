@@ -55,7 +55,7 @@ type LaunchReport struct {
 	Kernel    string
 	// Load is the outcome of loading the cache file, LoadErr its typed error
 	// (a rejected or unreadable file is not a launch error: G7, G8).
-	Load    cache.LoadOutcome
+	Load    spec.LoadOutcome
 	LoadErr error
 	// Format is the cache file format used: the one configured, or the
 	// file's when none was.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -93,7 +94,7 @@ func TestLaunchesBitIdentical(t *testing.T) {
 			return "warm differs from heap"
 		case cold.Packed != n || cold.FileBytes == 0 || cold.HeapBytes != 0:
 			return fmt.Sprintf("cold: packed %d of %d, file %d, heap %d", cold.Packed, n, cold.FileBytes, cold.HeapBytes)
-		case warm.Packed != 0 || warm.Hits != uint64(n) || warm.Load != cache.LoadOK:
+		case warm.Packed != 0 || warm.Hits != uint64(n) || warm.Load != spec.LoadOK:
 			return fmt.Sprintf("warm: packed %d, hits %d of %d, load %s %v", warm.Packed, warm.Hits, n, warm.Load, warm.LoadErr)
 		case cold.Commits != 1 || warm.Commits != 0:
 			// Finalize commits once; the explicit Save after it and the warm
@@ -199,7 +200,7 @@ func TestCacheRefusesOtherKernelsPacking(t *testing.T) {
 
 	repB, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, Kernel: b, Verify: true})
 	require.NoError(t, err)
-	assert.Equal(t, cache.LoadOK, repB.Load)
+	assert.Equal(t, spec.LoadOK, repB.Load)
 	assert.Zero(t, repB.Hits)
 	assert.Equal(t, p.NumLayers(), repB.Packed)
 	assert.Equal(t, n, repB.Repacks[cache.RepackSeed], "repacks %v", repB.Repacks)
@@ -266,7 +267,7 @@ func TestNoPathTouchesNoFile(t *testing.T) {
 	rep, err := Launch(context.Background(), LaunchConfig{Program: p, FS: noTouchFS{t}, Verify: true})
 	require.NoError(t, err)
 	assert.True(t, rep.Verified)
-	assert.Equal(t, cache.LoadDisabled, rep.Load)
+	assert.Equal(t, spec.LoadDisabled, rep.Load)
 	assert.Zero(t, rep.FileBytes)
 	assert.NotZero(t, rep.HeapBytes)
 
@@ -324,7 +325,7 @@ func TestLaunchLeavesNoDirtyCachePages(t *testing.T) {
 		rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, MeasureMemory: true})
 		require.NoError(t, err)
 		require.True(t, rep.MemoryMeasured)
-		require.Equal(t, cache.LoadOutcome(map[string]cache.LoadOutcome{"cold": cache.LoadMissing, "warm": cache.LoadOK}[launch]), rep.Load)
+		require.Equal(t, spec.LoadOutcome(map[string]spec.LoadOutcome{"cold": spec.LoadMissing, "warm": spec.LoadOK}[launch]), rep.Load)
 		assert.NotZero(t, rep.FileBytes, launch)
 		assert.NotZero(t, rep.MappedRSS, "%s: inference read no mapped page of the cache file", launch)
 		assert.Zero(t, rep.MappedDirty, "%s: dirty cache pages after finalize", launch)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/xpwc/xpwc/impl/cache"
 )
 
 // TestLlamaLaunches runs the llama-1184 preset (593 MB packed) cold and
@@ -38,7 +38,7 @@ func TestLlamaLaunches(t *testing.T) {
 			assert.Equal(t, p.NumLayers(), rep.Packed)
 			continue
 		}
-		assert.Equal(t, cache.LoadOK, rep.Load)
+		assert.Equal(t, spec.LoadOK, rep.Load)
 		assert.Zero(t, rep.Packed)
 		assert.Equal(t, uint64(p.NumLayers()), rep.Hits)
 		assert.Equal(t, cold.FileSize, rep.FileSize)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,7 +61,7 @@ func TestSourceChangeOfOnePartRepacks(t *testing.T) {
 			assert.NotEqual(t, base.SourceDigest(layer), updated.SourceDigest(layer), "the source digest must change")
 			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: updated, Verify: true})
 			require.NoError(t, err)
-			assert.Equal(t, cache.LoadOK, rep.Load)
+			assert.Equal(t, spec.LoadOK, rep.Load)
 			assert.Equal(t, n-1, rep.Hits, "every other layer still hits")
 			assert.Equal(t, uint64(1), rep.Repacks[cache.RepackSource], "repacks %v", rep.Repacks)
 			assert.True(t, rep.Verified, "served the stale packing of layer %d", layer)

@@ -161,7 +161,7 @@ type observation struct {
 	err     error
 	hit     bool
 	bytes   []byte
-	load    cache.LoadOutcome
+	load    spec.LoadOutcome
 	commits uint64 // commits made by the step
 	toHeap  bool   // an insert landed on the heap (HeapBytes grew)
 	file    fileView
@@ -585,14 +585,14 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 	}
 	switch op.Kind {
 	case spec.OpInit:
-		want := map[spec.LoadOutcome]cache.LoadOutcome{
-			spec.LoadEmpty: cache.LoadMissing, spec.LoadOK: cache.LoadOK, spec.LoadCorrupt: cache.LoadRejected,
-			spec.LoadBusy: cache.LoadLocked,
+		want := map[spec.LoadOutcome]spec.LoadOutcome{
+			spec.LoadMissing: spec.LoadMissing, spec.LoadOK: spec.LoadOK, spec.LoadRejected: spec.LoadRejected,
+			spec.LoadLocked: spec.LoadLocked,
 		}[r.Load]
 		if r.Load == spec.LoadOK && o.file.v2 && emptyIndex(b, s) {
 			// v2 cannot express an empty index: its commit removes the
 			// file, which the next load finds missing.
-			want = cache.LoadMissing
+			want = spec.LoadMissing
 		}
 		if r.Load != spec.LoadNone && o.load != want {
 			bad("load outcome: model %d (%s), cache %q", r.Load, want, o.load)

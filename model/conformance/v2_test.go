@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -17,12 +16,12 @@ var v2Histories = []struct {
 	name    string
 	text    string
 	crashfs bool // needs crashfs (a real process crash)
-	load    cache.LoadOutcome
+	load    spec.LoadOutcome
 }{
 	{
 		// A reservation grows the file past its footer; closing the
 		// instance ends the file with the last commit again.
-		name: "close-after-reserve", load: cache.LoadOK, text: `
+		name: "close-after-reserve", load: spec.LoadOK, text: `
 init proc=A program=P2
 lookup proc=A name=w1
 reserve proc=A name=w1
@@ -40,7 +39,7 @@ lookup proc=A name=w1
 		// An insert that finds its packing already committed by another
 		// process leaves appended space; finalize commits again to end the
 		// file with a footer, although nothing changed.
-		name: "reterminate", load: cache.LoadOK, text: `
+		name: "reterminate", load: spec.LoadOK, text: `
 init proc=A program=P2
 init proc=B program=P2
 lookup proc=A name=w1
@@ -58,7 +57,7 @@ init proc=B program=P2
 	{
 		// Invalidating the only entry commits an empty index, which v2
 		// cannot express: the file goes, and the next load finds none.
-		name: "empty-index", load: cache.LoadMissing, text: `
+		name: "empty-index", load: spec.LoadMissing, text: `
 init proc=A program=P2
 lookup proc=A name=w1
 reserve proc=A name=w1
@@ -73,7 +72,7 @@ init proc=A program=P2
 	{
 		// A process crash while the file ends in appended space loses the
 		// whole cache (no commit point): the next load rejects the file.
-		name: "crash-in-append", crashfs: true, load: cache.LoadRejected, text: `
+		name: "crash-in-append", crashfs: true, load: spec.LoadRejected, text: `
 init proc=A program=P2
 lookup proc=A name=w1
 reserve proc=A name=w1
@@ -106,7 +105,7 @@ func TestV2Lockstep(t *testing.T) {
 				w, err := newWorld(t.TempDir(), cfg)
 				require.NoError(t, err)
 				defer w.close()
-				var last cache.LoadOutcome
+				var last spec.LoadOutcome
 				err = w.run(&d, bounds(), ops, func(_ int, out model.Outcome, o observation) {
 					if out.Op.Kind == spec.OpInit {
 						last = o.load

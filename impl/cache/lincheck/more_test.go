@@ -105,7 +105,7 @@ func TestLinearizableWarm(t *testing.T) {
 	}
 	c := newCache(t, cache.Options{Path: path})
 	h := runAndCheck(t, c, w, lincheck.ModelConfig{Warm: warm})
-	require.Equal(t, cache.LoadOK, c.Stats().Load)
+	require.Equal(t, spec.LoadOK, c.Stats().Load)
 	requireCovers(t, h, "lookup:hit", "insert")
 
 	// The model is told what is in the file: told nothing, the first hit on

@@ -59,7 +59,7 @@ func TestV2InvalidateLoadedEntry(t *testing.T) {
 		require.NoError(t, c.Close())
 	}
 	c := reopen(t, opts)
-	require.Equal(t, cache.LoadOK, c.Stats().Load)
+	require.Equal(t, spec.LoadOK, c.Stats().Load)
 	_, hit := c.LookUp(k)
 	require.True(t, hit, "the committed entry loads")
 	require.NoError(t, c.DeleteProgram("p"))
@@ -92,7 +92,7 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	require.NoError(t, c.Close())
 
 	c = reopen(t, opts)
-	require.Equal(t, cache.LoadOK, c.Stats().Load, "load error: %v", c.Stats().LoadErr)
+	require.Equal(t, spec.LoadOK, c.Stats().Load, "load error: %v", c.Stats().LoadErr)
 	_, hit := c.LookUp(k)
 	require.True(t, hit, "a saved entry was lost")
 }

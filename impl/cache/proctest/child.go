@@ -72,7 +72,7 @@ type Report struct {
 	Child, Launch int
 	Program       string
 	Kernel        string
-	Load          cache.LoadOutcome
+	Load          spec.LoadOutcome
 	LoadErr       string `json:",omitempty"`
 	Hits, Misses  uint64
 	Repacks       map[cache.RepackReason]uint64 `json:",omitempty"`

@@ -3,6 +3,7 @@
 package proctest_test
 
 import (
+	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ func TestLockedLoadPacksToHeap(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	require.NoError(t, c.InitializeForProgram("p"))
-	require.Equal(t, cache.LoadLocked, c.Stats().Load)
+	require.Equal(t, spec.LoadLocked, c.Stats().Load)
 
 	require.NoError(t, holder.Close()) // the writer is done
 
@@ -55,7 +56,7 @@ func TestLockedLoadPacksToHeap(t *testing.T) {
 
 	// The next program of the same cache tries the lock again.
 	require.NoError(t, c.InitializeForProgram("q"))
-	require.Equal(t, cache.LoadMissing, c.Stats().Load)
+	require.Equal(t, spec.LoadMissing, c.Stats().Load)
 	buf, err = c.ReserveSpace(lincheck.Size(1))
 	require.NoError(t, err)
 	lincheck.Pack(buf, 1, 0)

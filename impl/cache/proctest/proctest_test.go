@@ -57,7 +57,7 @@ func heapDigests(t *testing.T) map[string]uint64 {
 			require.True(t, ok, kn)
 			rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{Program: p, Kernel: k})
 			require.NoError(t, err)
-			require.Equal(t, cache.LoadDisabled, rep.Load)
+			require.Equal(t, spec.LoadDisabled, rep.Load)
 			out[name+"/"+kn] = rep.OutputDigest
 		}
 	}
@@ -167,7 +167,7 @@ func runProcesses(t *testing.T, format spec.Format, programs string, pl plan) co
 			for _, r := range o.Reports {
 				checkReport(t, format, r, want, &n)
 				if o.Job.LockWait == patient {
-					require.NotEqual(t, cache.LoadLocked, r.Load, "a launch waiting %v found the lock busy", patient)
+					require.NotEqual(t, spec.LoadLocked, r.Load, "a launch waiting %v found the lock busy", patient)
 					require.Zero(t, r.HeapByReason[cache.HeapLockBusy], "a launch waiting %v packed to heap", patient)
 					require.False(t, r.CommitBusy)
 					n.patient++
@@ -199,12 +199,12 @@ func checkReport(t *testing.T, format spec.Format, r proctest.Report, want map[s
 	// A kill at any instant leaves the previous or the new commit loadable
 	// (G2): never a rejected file, never an I/O failure. v2 has no commit
 	// point: a kill mid-commit leaves a file that is rejected (and replaced).
-	loads := []cache.LoadOutcome{cache.LoadOK, cache.LoadMissing, cache.LoadLocked}
+	loads := []spec.LoadOutcome{spec.LoadOK, spec.LoadMissing, spec.LoadLocked}
 	if format == spec.FormatV2 {
-		loads = append(loads, cache.LoadRejected)
+		loads = append(loads, spec.LoadRejected)
 	}
 	require.Contains(t, loads, r.Load, "%s: load %s (%s)", id(), r.Load, r.LoadErr)
-	if r.Load == cache.LoadRejected {
+	if r.Load == spec.LoadRejected {
 		n.rejected++
 	}
 	if r.CommitErr != "" {
@@ -223,7 +223,7 @@ func checkReport(t *testing.T, format spec.Format, r proctest.Report, want map[s
 	case r.Misses == 0:
 		n.warm++
 		require.Zero(t, r.Commits, "%s: a launch that hit everything wrote (G4)", id())
-	case r.Load == cache.LoadLocked:
+	case r.Load == spec.LoadLocked:
 		// docs/locking.md: a busy shared lock at load ⇒ every reservation of
 		// this program goes to heap. Nothing was loaded, so nothing is
 		// mapped and there is nothing to drop: nothing is written.
@@ -279,10 +279,10 @@ func checkFileAfter(t *testing.T, format spec.Format, path string, want map[stri
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("check"))
 	if format == spec.FormatV3 {
-		require.Equal(t, cache.LoadOK, c.Stats().Load)
+		require.Equal(t, spec.LoadOK, c.Stats().Load)
 	} else {
 		// The last kill may have torn the v2 footer; Compact replaces it.
-		require.Contains(t, []cache.LoadOutcome{cache.LoadOK, cache.LoadRejected}, c.Stats().Load)
+		require.Contains(t, []spec.LoadOutcome{spec.LoadOK, spec.LoadRejected}, c.Stats().Load)
 		t.Logf("v2 file after the run: load %s", c.Stats().Load)
 	}
 	require.NoError(t, c.Finalize())
