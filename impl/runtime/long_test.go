@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 )
 
 // TestLlamaLaunches runs the llama-1184 preset (593 MB packed) cold and
