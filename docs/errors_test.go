@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,4 +78,95 @@ func TestErrorConvention(t *testing.T) {
 func isIdent(e ast.Expr, name string) bool {
 	id, ok := e.(*ast.Ident)
 	return ok && id.Name == name
+}
+
+// TestFormatErrorNamesDocumented: the names a user reads in a parser's error
+// are the names docs/format.md uses. Every field name the spec package can
+// put in a FormatError (the literal passed to ferr, readFull, window.at or
+// window.sumRest) appears in format.md, as a field of one of its tables or
+// in backquotes; every sentinel of spec/errors.go appears in backquotes; and
+// every ErrX format.md names is a sentinel of the package.
+func TestFormatErrorNamesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	// Table rows "| offset | size | field [type] | ...": the field's name.
+	row := regexp.MustCompile(`(?m)^\| [0-9][^|]* \| [^|]+ \| ` + "`?" + `([a-z_]+)`)
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+
+	fields := map[string]string{} // name -> where
+	sentinels := map[string]bool{}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("../spec/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if at, ok := fieldArg[callName(n.Fun)]; ok && at < len(n.Args) {
+					if lit, ok := n.Args[at].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						name, _ := strconv.Unquote(lit.Value)
+						fields[name] = fset.Position(lit.Pos()).String()
+					}
+				}
+			case *ast.ValueSpec:
+				if filepath.Base(path) == "errors.go" {
+					for _, id := range n.Names {
+						if strings.HasPrefix(id.Name, "Err") {
+							sentinels[id.Name] = true
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(fields) < 20 || len(sentinels) < 15 {
+		t.Fatalf("found %d field names and %d sentinels; the scan lost its way", len(fields), len(sentinels))
+	}
+	for name, where := range fields {
+		if !documented[name] {
+			t.Errorf("%s: field %q is not in docs/format.md", where, name)
+		}
+	}
+	for name := range sentinels {
+		if !documented[name] && !documented[name+"`"] {
+			t.Errorf("sentinel %s is not in docs/format.md", name)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\bErr[A-Z][A-Za-z]+\b`).FindAllString(string(doc), -1) {
+		if !sentinels[m] {
+			t.Errorf("docs/format.md names %s, which spec/errors.go does not define", m)
+		}
+	}
+}
+
+// fieldArg is the argument position of the field name in the spec
+// package's calls that name a field.
+var fieldArg = map[string]int{"ferr": 1, "readFull": 3, "at": 2, "sumRest": 0}
+
+func callName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	}
+	return ""
 }

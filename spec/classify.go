@@ -34,7 +34,7 @@ func Recognize(r io.ReaderAt, size, scan int64) (Format, error) {
 	if size > 0 && size < int64(len(V3SlotMagic)) {
 		// A v3 file cut inside its first slot magic.
 		b := make([]byte, size)
-		if err := readFull(r, 0, b, "slot magic"); err != nil {
+		if err := readFull(r, 0, b, "magic"); err != nil {
 			return FormatUnknown, err
 		}
 		if strings.HasPrefix(V3SlotMagic, string(b)) {
@@ -48,7 +48,7 @@ func Recognize(r io.ReaderAt, size, scan int64) (Format, error) {
 		start := max(lo, end-step)
 		n := min(end+V2FooterSize, size) - start // overlap: a footer across steps
 		b := buf[:n]
-		if err := readFull(r, start, b, "v2 footer scan"); err != nil {
+		if err := readFull(r, start, b, "footer"); err != nil {
 			return FormatUnknown, err
 		}
 		for i := len(b); ; {
@@ -70,7 +70,7 @@ func Recognize(r io.ReaderAt, size, scan int64) (Format, error) {
 // starts before it and holds at least one entry.
 func v2FooterPlausible(r io.ReaderAt, off int64) bool {
 	var b [V2FooterSize]byte
-	if readFull(r, off, b[:], "v2 footer") != nil {
+	if readFull(r, off, b[:], "footer") != nil {
 		return false
 	}
 	f := DecodeV2Footer(b)

@@ -39,7 +39,7 @@ func DetectFormat(r io.ReaderAt, size int64) (Format, error) {
 		if size < off+int64(len(m)) {
 			break
 		}
-		if err := readFull(r, off, m[:], "slot magic"); err != nil {
+		if err := readFull(r, off, m[:], "magic"); err != nil {
 			return FormatUnknown, err
 		}
 		if string(m[:]) == V3SlotMagic {
@@ -47,10 +47,10 @@ func DetectFormat(r io.ReaderAt, size int64) (Format, error) {
 		}
 	}
 	if size < V2FooterSize {
-		return FormatUnknown, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
+		return FormatUnknown, ferr(0, "file_size", uint64(max(size, 0)), ErrTooSmall)
 	}
 	var mb [4]byte
-	if err := readFull(r, size-8, mb[:], "footer magic"); err != nil {
+	if err := readFull(r, size-8, mb[:], "magic"); err != nil {
 		return FormatUnknown, err
 	}
 	if v := binary.LittleEndian.Uint32(mb[:]); v != V2Magic {

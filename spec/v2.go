@@ -116,7 +116,7 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 // matches ErrCorrupt unless it is an I/O error from r.
 func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if size < V2FooterSize {
-		return nil, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
+		return nil, ferr(0, "file_size", uint64(max(size, 0)), ErrTooSmall)
 	}
 	footOff := size - V2FooterSize
 	var fb [V2FooterSize]byte

@@ -172,8 +172,8 @@ func TestV2Errors(t *testing.T) {
 		want  error
 		field string
 	}{
-		{"empty file", nil, spec.ErrTooSmall, "file size"},
-		{"19 bytes", make([]byte, 19), spec.ErrTooSmall, "file size"},
+		{"empty file", nil, spec.ErrTooSmall, "file_size"},
+		{"19 bytes", make([]byte, 19), spec.ErrTooSmall, "file_size"},
 		{"bad magic", etFooter(0, 1, 0x58505744, 2), spec.ErrBadMagic, "magic"},
 		{"version 3 footer", etFooter(0, 1, spec.V2Magic, 3), spec.ErrUnsupportedVersion, "version"},
 		{"index_start past footer", append(make([]byte, 10), etFooter(11, 1, spec.V2Magic, 2)...), spec.ErrIndexOutOfBounds, "index_start"},

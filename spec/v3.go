@@ -137,16 +137,16 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 	b = b[:V3SlotSize]
 	le := binary.LittleEndian
 	if string(b[slotMagicOff:slotMagicOff+8]) != V3SlotMagic {
-		return Commit{}, ferr(base+slotMagicOff, "slot magic", le.Uint64(b[slotMagicOff:]), ErrBadMagic)
+		return Commit{}, ferr(base+slotMagicOff, "magic", le.Uint64(b[slotMagicOff:]), ErrBadMagic)
 	}
 	if v := le.Uint32(b[slotVersionOff:]); v != V3Version {
-		return Commit{}, ferr(base+slotVersionOff, "slot version", uint64(v), &VersionError{Got: v, Want: V3Version})
+		return Commit{}, ferr(base+slotVersionOff, "version", uint64(v), &VersionError{Got: v, Want: V3Version})
 	}
 	if got, want := le.Uint32(b[slotCRCOff:]), CRC32C(b[:slotCRCOff]); got != want {
-		return Commit{}, ferr(base+slotCRCOff, "slot crc", uint64(got), ErrChecksum)
+		return Commit{}, ferr(base+slotCRCOff, "slot_crc", uint64(got), ErrChecksum)
 	}
 	if a := le.Uint32(b[slotDataSumOff:]); a != V3DataChecksum {
-		return Commit{}, ferr(base+slotDataSumOff, "data checksum", uint64(a), ErrUnsupportedChecksum)
+		return Commit{}, ferr(base+slotDataSumOff, "data_checksum", uint64(a), ErrUnsupportedChecksum)
 	}
 	c := Commit{
 		PageSize:   le.Uint32(b[slotPageSizeOff:]),
@@ -156,16 +156,16 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 		IndexCRC:   le.Uint32(b[slotIndexCRCOff:]),
 	}
 	if !ValidPageSize(int(c.PageSize)) {
-		return Commit{}, ferr(base+slotPageSizeOff, "page size", uint64(c.PageSize), ErrBadPageSize)
+		return Commit{}, ferr(base+slotPageSizeOff, "page_size", uint64(c.PageSize), ErrBadPageSize)
 	}
 	for i := slotReservedOff; i < slotCRCOff; i++ {
 		if b[i] != 0 {
-			return Commit{}, ferr(base+int64(i), "slot reserved", uint64(b[i]), ErrBadSlot)
+			return Commit{}, ferr(base+int64(i), "reserved", uint64(b[i]), ErrBadSlot)
 		}
 	}
 	if c.Generation == 0 {
 		if c.IndexOff != 0 || c.IndexLen != 0 || c.IndexCRC != 0 {
-			return Commit{}, ferr(base+slotIndexOffOff, "index offset", c.IndexOff, ErrBadSlot)
+			return Commit{}, ferr(base+slotIndexOffOff, "index_off", c.IndexOff, ErrBadSlot)
 		}
 		return c, nil
 	}

@@ -89,24 +89,24 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	good := 0 // entries fully decoded and checked
 	pos := w.lo
 	if end-pos < V3IndexHeaderSize {
-		return nil, 0, ferr(pos, "index length", uint64(end-pos), ErrIndexOutOfBounds)
+		return nil, 0, ferr(pos, "index_len", uint64(end-pos), ErrIndexOutOfBounds)
 	}
-	h, err := w.at(pos, V3IndexHeaderSize, "index header")
+	h, err := w.at(pos, V3IndexHeaderSize, "index")
 	if err != nil {
 		return nil, 0, err
 	}
 	if string(h[:8]) != V3IndexMagic {
-		return nil, 0, ferr(pos, "index magic", le.Uint64(h), ErrBadMagic)
+		return nil, 0, ferr(pos, "magic", le.Uint64(h), ErrBadMagic)
 	}
 	count := le.Uint64(h[8:])
 	body := uint64(end-pos) - V3IndexHeaderSize
 	// Before allocating: the block must be able to hold count entries of the
 	// minimum size, so Entries is bounded by the file size (G7).
 	if count > body/V3MinEntrySize {
-		return nil, 0, ferr(pos+8, "entry count", count, ErrCountMismatch)
+		return nil, 0, ferr(pos+8, "count", count, ErrCountMismatch)
 	}
 	if count > MaxEntries {
-		return nil, 0, ferr(pos+8, "entry count", count, ErrTooManyEntries)
+		return nil, 0, ferr(pos+8, "count", count, ErrTooManyEntries)
 	}
 	names := newNameArena(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1)))
 	entries = make([]Entry, 0, min(count, preallocEntries))
@@ -119,7 +119,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 			// Fewer entries than declared: a writer that miscounted, or a
 			// count forged to make a reader allocate (it fit the size check
 			// above only because the names are long).
-			return entries[:good], 0, ferr(w.lo+8, "entry count", count, ErrCountMismatch)
+			return entries[:good], 0, ferr(w.lo+8, "count", count, ErrCountMismatch)
 		}
 		if rest < V3EntryFixedSize {
 			return entries[:good], 0, ferr(pos, "entry", uint64(rest), ErrEntryOutOfBounds)
@@ -152,7 +152,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		if size > rest {
 			return entries[:good], 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
 		}
-		b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "entry name")
+		b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "name")
 		if err != nil {
 			return entries[:good], 0, err
 		}

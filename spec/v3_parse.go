@@ -41,10 +41,10 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 	var commits [2]Commit
 	var errs [2]error
 	if size < 2*V3SlotSize {
-		return commits, errs, ferr(0, "file size", uint64(max(size, 0)), ErrTooSmall)
+		return commits, errs, ferr(0, "file_size", uint64(max(size, 0)), ErrTooSmall)
 	}
 	var b [2 * V3SlotSize]byte
-	if err := readFull(r, 0, b[:], "commit slots"); err != nil {
+	if err := readFull(r, 0, b[:], "slot"); err != nil {
 		return commits, errs, err
 	}
 	for pos := range 2 {
@@ -137,17 +137,17 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	page := uint64(c.PageSize)
 	usize := uint64(size)
 	if usize < page {
-		return nil, ferr(0, "file size", usize, ErrTooSmall)
+		return nil, ferr(0, "file_size", usize, ErrTooSmall)
 	}
 	slotAt := CommitSlotOffset(c.Generation)
 	if c.IndexOff%8 != 0 {
-		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrMisaligned)
+		return nil, ferr(slotAt+slotIndexOffOff, "index_off", c.IndexOff, ErrMisaligned)
 	}
 	if c.IndexOff < page || c.IndexOff > usize || c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
-		return nil, ferr(slotAt+slotIndexOffOff, "index offset", c.IndexOff, ErrIndexOutOfBounds)
+		return nil, ferr(slotAt+slotIndexOffOff, "index_off", c.IndexOff, ErrIndexOutOfBounds)
 	}
 	if c.IndexLen > p.maxIndex() {
-		return nil, ferr(slotAt+slotIndexLenOff, "index length", c.IndexLen, ErrIndexTooLarge)
+		return nil, ferr(slotAt+slotIndexLenOff, "index_len", c.IndexLen, ErrIndexTooLarge)
 	}
 	w := newWindow(r, int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
 	// The CRC takes precedence over every check of the index's content, so
@@ -175,7 +175,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 		return nil, err
 	}
 	if got != c.IndexCRC {
-		return nil, ferr(int64(c.IndexOff), "index crc", uint64(got), ErrChecksum)
+		return nil, ferr(int64(c.IndexOff), "index_crc", uint64(got), ErrChecksum)
 	}
 	if decErr != nil {
 		return nil, withDecoded(decErr, entries)

@@ -16,14 +16,14 @@ func VerifyEntryData(r io.ReaderAt, e Entry) error {
 	h := NewDataHasher()
 	for done := uint64(0); done < e.Size; {
 		n := min(e.Size-done, uint64(len(buf)))
-		if err := readFull(r, int64(e.Offset+done), buf[:n], "entry data"); err != nil {
+		if err := readFull(r, int64(e.Offset+done), buf[:n], "data"); err != nil {
 			return err
 		}
 		h.Write(buf[:n])
 		done += n
 	}
 	if sum := h.Sum(); sum != e.CRC {
-		return ferr(int64(e.Offset), "data checksum", uint64(sum), ErrChecksum)
+		return ferr(int64(e.Offset), "checksum", uint64(sum), ErrChecksum)
 	}
 	return nil
 }
