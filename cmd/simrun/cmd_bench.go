@@ -198,7 +198,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	}
 	rep := &benchReport{
 		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
-		DefaultPolicy:  cache.VerifyPolicy(0).String(),
+		DefaultPolicy:  runtime.DefaultVerifyData.String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
 		WarmFirstOutputMSByPolicy: map[string]float64{},
 		UpgradeKernel:             up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
@@ -206,7 +206,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	for _, l := range p.Layers() {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
-	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true}
+	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData}
 
 	// Cold: no file before each launch.
 	var coldInit, coldRun []time.Duration
@@ -230,7 +230,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.ColdMS, rep.ColdRunMS = msOf(median(coldInit)), msOf(median(coldRun))
 
 	// Warm, once per verification policy, against the last cold file.
-	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
+	for _, pol := range verifyPolicies {
 		c := cfg
 		c.VerifyData = pol
 		var inits, runsT, firsts []time.Duration
@@ -241,7 +241,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 			}
 			inits, runsT = append(inits, r.InitTime), append(runsT, r.RunTime)
 			firsts = append(firsts, r.InitTime+r.RunTime)
-			if pol == cache.VerifyOnFirstUse {
+			if pol == runtime.DefaultVerifyData {
 				rep.DirtyBytesFileModeWarm = r.MappedDirty
 			}
 			b.progress("warm %s %d/%d: init %v, run %v", pol, i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond))
@@ -249,7 +249,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		rep.WarmMSByPolicy[pol.String()] = msOf(median(inits))
 		rep.WarmSpeedupByPolicy[pol.String()] = ratio(rep.ColdMS, msOf(median(inits)))
 		rep.WarmFirstOutputMSByPolicy[pol.String()] = msOf(median(firsts))
-		if pol == cache.VerifyOnFirstUse {
+		if pol == runtime.DefaultVerifyData {
 			rep.WarmMS, rep.WarmRunMS = msOf(median(inits)), msOf(median(runsT))
 		}
 	}
@@ -536,7 +536,8 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "preset %s: %d layers, %d packed bytes, kernel %s, median of %d launches\n", r.Preset, r.Layers, r.PackedBytes, r.Kernel, r.Runs)
 	fmt.Fprintf(w, "cold init        %10.2f ms   (run %.2f ms)\n", r.ColdMS, r.ColdRunMS)
 	fmt.Fprintf(w, "warm init        %10.2f ms   (run %.2f ms)  %.1fx faster, data verification %s\n", r.WarmMS, r.WarmRunMS, r.WarmSpeedup, r.DefaultPolicy)
-	for _, pol := range []string{"on-first-use", "on-load", "off"} {
+	for _, p := range verifyPolicies {
+		pol := p.String()
 		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx   (init+run %.2f ms)\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol], r.WarmFirstOutputMSByPolicy[pol])
 	}
 	fmt.Fprintf(w, "look-up          %10.1f ns   (%.0f /s)\n", r.LookupNS, r.LookupsPerSec)

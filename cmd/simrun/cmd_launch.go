@@ -61,12 +61,12 @@ type launchReport struct {
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
 	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
-		"              [--verify-data on-first-use|on-load|off] [--verify] [--json] [--replace-foreign] [--read-only]")
+		"              [--verify-data on-compute|on-first-use|on-load|off] [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
 	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
-	verifyData := fs.String("verify-data", cache.VerifyOnFirstUse.String(), "data checksum `policy`: on-first-use, on-load or off")
+	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -232,13 +232,17 @@ func parseFormat(s string) (spec.Format, error) {
 	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3, v2 or auto)", errUsage, s)
 }
 
+// verifyPolicies are the data-checksum policies simrun offers, in the
+// order its outputs list them.
+var verifyPolicies = []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff}
+
 func parseVerifyPolicy(s string) (cache.VerifyPolicy, error) {
-	for _, p := range []cache.VerifyPolicy{cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
+	for _, p := range verifyPolicies {
 		if p.String() == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: --verify-data %q (want on-first-use, on-load or off)", errUsage, s)
+	return 0, fmt.Errorf("%w: --verify-data %q (want on-compute, on-first-use, on-load or off)", errUsage, s)
 }
 
 func lookupKernel(name string) (runtime.Kernel, error) {

@@ -63,8 +63,9 @@ type entry struct {
 	committed, persist bool
 	// indexed: the entry is the current one for its name (byName).
 	indexed bool
-	// verified: the data checksum was checked by this cache (G1).
-	verified bool
+	// verified: the data checksum was checked by this cache (G1); failed:
+	// and it did not hold, so no handle to the entry gives its bytes again.
+	verified, failed bool
 	// refs counts programs using the entry. It is the size of a set, so it
 	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
 	refs int

@@ -17,6 +17,10 @@ var (
 	// that this Cache never issued. A handle is never reused, so a stale one
 	// cannot reach another entry's bytes.
 	ErrStaleHandle = errors.New("cache: stale or unknown handle")
+	// ErrCorruptData is returned by Bytes under VerifyOnCompute when the
+	// entry's data fails its checksum: the bytes are never handed out, the
+	// entry has left the index, and the caller re-packs (G1).
+	ErrCorruptData = errors.New("cache: packed data failed its checksum")
 	// ErrNotFound is returned by LookUpOrInsert with nil packed bytes when
 	// the key is not present (the nil form is only valid after a hit,
 	// ExecuTorch #18295).

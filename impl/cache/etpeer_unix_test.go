@@ -5,7 +5,6 @@ package cache_test
 import (
 	"bytes"
 	"errors"
-	"github.com/xpwc/xpwc/spec"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // The ExecuTorch peer of the tests below: the test binary re-executed with

@@ -2,11 +2,11 @@ package cache_test
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/faultinject/corrupt"
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -129,25 +129,7 @@ func TestVerifyOffTrustsData(t *testing.T) {
 // bit rot or a foreign writer would.
 func flipDataByte(t *testing.T, path string, k spec.Key) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer f.Close()
-	fi, err := f.Stat()
-	require.NoError(t, err)
-	v, err := spec.ParseV3(f, fi.Size())
-	require.NoError(t, err)
-	for _, e := range v.Entries {
-		if e.Key == k {
-			var b [1]byte
-			_, err = f.ReadAt(b[:], int64(e.Offset+e.Size/2))
-			require.NoError(t, err)
-			b[0] ^= 0x40
-			_, err = f.WriteAt(b[:], int64(e.Offset+e.Size/2))
-			require.NoError(t, err)
-			return
-		}
-	}
-	t.Fatalf("%s not in %s", k.Name(), path)
+	require.NoError(t, corrupt.RotEntry(path, func(e spec.Key) bool { return e == k }))
 }
 
 // An invalidation is committed in both formats: merging the file's commit
@@ -170,4 +152,39 @@ func TestInvalidateIsCommitted(t *testing.T) {
 			require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
 		})
 	}
+}
+
+// VerifyOnCompute: a look-up hands the handle out unchecked; the first
+// Bytes of it checks the data, and a failed check is ErrCorruptData, on
+// every later call too (the bytes are never handed out), and the next
+// look-up misses with reason corrupt. Intact entries are checked once.
+func TestVerifyOnComputeChecksAtBytes(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	flipDataByte(t, opts.Path, ks[1])
+
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h0, hit := c.LookUp(ks[0])
+	require.True(t, hit)
+	h1, hit := c.LookUp(ks[1])
+	require.True(t, hit, "a look-up checked the data")
+	require.Zero(t, c.Stats().Verified)
+
+	b, err := c.Bytes(h0)
+	require.NoError(t, err)
+	require.Equal(t, packed(ks[0]), b)
+	_, err = c.Bytes(h0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), c.Stats().Verified, "an intact entry is checked once")
+
+	_, err = c.Bytes(h1)
+	require.ErrorIs(t, err, cache.ErrCorruptData)
+	_, err = c.Bytes(h1)
+	require.ErrorIs(t, err, cache.ErrCorruptData, "a second Bytes handed out the corrupt bytes")
+	require.Equal(t, uint64(1), c.Stats().Corrupt)
+	_, hit = c.LookUp(ks[1])
+	require.False(t, hit)
+	require.NoError(t, c.Finalize())
 }

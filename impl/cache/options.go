@@ -25,6 +25,16 @@ const (
 	// VerifyOff trusts data bytes once the index's checksum holds: corruption
 	// after commit (bit rot, a foreign writer) goes unnoticed.
 	VerifyOff
+	// VerifyOnCompute checks an entry's data at the first Bytes of a handle
+	// to it in this Cache: the call a runtime makes for the bytes it is
+	// about to compute with, so verification leaves initialization and
+	// reads each weight while the compute is about to read it anyway. A
+	// look-up hands the handle out unchecked. When the check fails, Bytes
+	// returns ErrCorruptData, the entry leaves the index (its next look-up
+	// misses with reason corrupt) and the caller re-packs. Only for callers
+	// that read packed bytes through Bytes: XNNPACK's operators read the
+	// pointer a look-up returned, for which VerifyOnFirstUse is the check.
+	VerifyOnCompute
 )
 
 func (p VerifyPolicy) String() string {
@@ -35,6 +45,8 @@ func (p VerifyPolicy) String() string {
 		return "on-load"
 	case VerifyOff:
 		return "off"
+	case VerifyOnCompute:
+		return "on-compute"
 	}
 	return fmt.Sprintf("VerifyPolicy(%d)", int(p))
 }
@@ -107,7 +119,7 @@ func (o Options) normalized() (Options, error) {
 		return o, &OptionsError{Field: "Format", Value: o.Format.String()}
 	}
 	switch o.VerifyData {
-	case VerifyOnFirstUse, VerifyOnLoad, VerifyOff:
+	case VerifyOnFirstUse, VerifyOnLoad, VerifyOff, VerifyOnCompute:
 	default:
 		return o, &OptionsError{Field: "VerifyData", Value: o.VerifyData.String()}
 	}

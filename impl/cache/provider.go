@@ -245,6 +245,12 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
+	if c.opts.VerifyData == VerifyOnCompute && !e.failed && !c.verify(e) {
+		e.failed = true
+	}
+	if e.failed {
+		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key.Weight)
+	}
 	return e.data, nil
 }
 

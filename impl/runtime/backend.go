@@ -50,6 +50,10 @@ type InitStats struct {
 	// cache error that caused it (G8: inference goes on regardless).
 	Private     int
 	FallbackErr error
+	// Repaired are layers whose cached bytes failed their check at their
+	// first compute (cache.VerifyOnCompute) and were packed again before
+	// that compute; their packing counts in Packed too.
+	Repaired int
 }
 
 // Backend is one initialized program: the XNNPACK delegate of ExecuTorch
@@ -262,12 +266,9 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 		if j := b.inputIdx[i]; j >= 0 {
 			in = outs[j]
 		}
-		packed := b.layers[i].own
-		if packed == nil {
-			var err error
-			if packed, err = b.cache.Bytes(b.layers[i].h); err != nil {
-				return nil, fmt.Errorf("runtime: layer %q: %w", l.Name, err)
-			}
+		packed, err := b.packedBytes(i)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: layer %q: %w", l.Name, err)
 		}
 		y := make([]float32, m*l.N)
 		if err := b.kernel.Compute(y, in, m, packed, l.N, l.K); err != nil {
@@ -283,6 +284,36 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 	}
 	digest := uint64(ieee.Sum32())<<32 | uint64(cast.Sum32())
 	return &Result{Output: outs[len(outs)-1], Digest: digest}, nil
+}
+
+// packedBytes returns layer i's packed weights for a compute. Under
+// cache.VerifyOnCompute the cache checks an entry at its first Bytes; when
+// the check fails, the layer is packed again from the program's source (as
+// Init packs a miss: through the cache, privately if it refuses), the
+// re-pack is saved, and the compute uses the new bytes: no output is
+// computed from bytes that failed, or were not given, their check.
+func (b *Backend) packedBytes(i int) ([]byte, error) {
+	if own := b.layers[i].own; own != nil {
+		return own, nil
+	}
+	packed, err := b.cache.Bytes(b.layers[i].h)
+	if !errors.Is(err, cache.ErrCorruptData) {
+		return packed, err
+	}
+	b.layers[i] = packedLayer{}
+	err = b.initLayer(i)
+	b.scratchW, b.scratchB = nil, nil // no source held after the re-pack (G5)
+	if err != nil {
+		return nil, err
+	}
+	b.stats.Repaired++
+	if err := b.cache.Save(); err != nil {
+		b.fallback(err)
+	}
+	if own := b.layers[i].own; own != nil {
+		return own, nil
+	}
+	return b.cache.Bytes(b.layers[i].h)
 }
 
 // Destroy releases the program's cache entries (cache DeleteProgram) and

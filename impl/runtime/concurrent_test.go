@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"github.com/xpwc/xpwc/spec"
 	"sync"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // Threads of one process launching programs through one Manager share one

@@ -3,13 +3,13 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/faultinject/crashfs"
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // A cold launch is cut at every mutating filesystem call, by a process

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/kernels"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // Every registered kernel, on one cache file, in a chain: each switch to

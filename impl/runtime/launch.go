@@ -12,6 +12,13 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
+// DefaultVerifyData is the data-checksum policy a launch should use: the
+// backend reads every layer's packed bytes through Cache.Bytes right before
+// its compute, so each entry is checked there, once, while the compute is
+// about to read it, and initialization checks nothing
+// (docs/cache.md, "Verification policies").
+const DefaultVerifyData = cache.VerifyOnCompute
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -19,6 +18,7 @@ import (
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/kernels"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // programSpec is a generated program: up to five layers of shapes 1..40 so

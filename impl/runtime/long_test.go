@@ -2,13 +2,14 @@ package runtime
 
 import (
 	"context"
-	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
 )
 
 // TestLlamaLaunches runs the llama-1184 preset (593 MB packed) cold and

@@ -3,13 +3,13 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"github.com/xpwc/xpwc/spec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // fromFile returns p as read back from its program file after edit changed

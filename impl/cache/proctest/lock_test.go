@@ -3,7 +3,6 @@
 package proctest_test
 
 import (
-	"github.com/xpwc/xpwc/spec"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/cache/lincheck"
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // TestLockedLoadPacksToHeap is the rule of docs/locking.md ("A busy lock")
