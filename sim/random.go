@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 
 	"github.com/xpwc/xpwc/model"
@@ -180,4 +181,76 @@ func FormatScenario(header []string, design string, b model.Bounds, ops []spec.O
 		return "", err
 	}
 	return sb.String(), nil
+}
+
+// Checked is the verdict on one seed of a random campaign: the generated
+// sequence's run and, when it failed other than at a known divergence, the
+// failure shrunk by delta debugging and written as a scenario file that
+// `simrun replay` reads.
+type Checked struct {
+	Ops   int    // ops generated
+	Err   error  // the generated run's first failure; nil when every step agreed
+	Known string // the known divergence it stopped at, "" for none
+	// For a failure: the shrunk sequence (the generated one when the
+	// failure does not reproduce on a shorter one), its run's failure, and
+	// the scenario file's text, whose header says it was found by found.
+	Shrunk   []spec.Op
+	Final    error
+	Scenario string
+}
+
+// Failed reports whether the seed failed other than at a known divergence.
+func (c Checked) Failed() bool { return c.Err != nil && c.Known == "" }
+
+// CheckSeed generates seed's sequence of up to steps ops under d (power
+// loss on crashfs only), runs it in lockstep under cfg (each run on the OS
+// filesystem in a fresh temporary directory unless cfg.Dir is set) and
+// shrinks and formats a failure. found is the command that reproduces it,
+// for the scenario's header. Property tests and `simrun random` both run
+// seeds through it, so a failure of either replays with `simrun replay`.
+func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps int, found string) Checked {
+	run := func(ops []spec.Op) error {
+		c := cfg
+		if c.Backend == BackendOS && c.Dir == "" {
+			dir, err := os.MkdirTemp("", "xpwc-random-")
+			if err != nil {
+				return err
+			}
+			defer func() { _ = os.RemoveAll(dir) }()
+			c.Dir = dir
+		}
+		return RunOps(c, d.Name, b, ops)
+	}
+	ops := Generate(seed, steps, d, b, GenOptions{Power: cfg.Backend == BackendCrashFS})
+	c := Checked{Ops: len(ops), Err: run(ops)}
+	var kd *KnownDivergenceError
+	if errors.As(c.Err, &kd) {
+		c.Known = kd.ID
+	}
+	if !c.Failed() {
+		return c
+	}
+	sig := Signature(c.Err)
+	c.Shrunk = Shrink(ops,
+		func(o []spec.Op) bool { return Replayable(d, b, o) },
+		func(o []spec.Op) bool { return Signature(run(o)) == sig })
+	if c.Final = run(c.Shrunk); c.Final == nil {
+		// Not reproducible on the shrunk sequence (dropping ops moves
+		// injected faults to other calls): keep the generated one.
+		c.Shrunk, c.Final = ops, c.Err
+	}
+	header := []string{
+		fmt.Sprintf("Found by %s,", found),
+		fmt.Sprintf("shrunk from %d to %d ops by delta debugging. Failure:", len(ops), len(c.Shrunk)),
+	}
+	for _, l := range strings.Split(c.Final.Error(), "\n") {
+		header = append(header, "  "+l)
+	}
+	text, err := FormatScenario(header, d.Name, b, c.Shrunk)
+	if err != nil {
+		// The model cannot describe it (a harness error): keep the trace.
+		text = "# " + strings.Join(header, "\n# ") + "\n# (not replayable: " + err.Error() + ")\n" + spec.FormatTrace(c.Shrunk)
+	}
+	c.Scenario = text
+	return c
 }

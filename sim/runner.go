@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/xpwc/xpwc/faultinject/errorfs"
@@ -325,6 +327,9 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 				derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
 			}
 		}
+		if derr == nil && r.inj == nil && r.cfg.Open == nil {
+			derr = r.compareNames()
+		}
 		if derr == nil && r.inj == nil && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
 			// With a writer's session open the file grows by reservations
 			// its next commit accounts for; no instance has a view of it.
@@ -382,6 +387,39 @@ func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
 	}
 	return &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "result",
 		Model: DescribeResult(out.Op, want), Cache: c}
+}
+
+// compareNames holds every open instance of the in-process cache to the
+// model after every step: the instance indexes exactly the model's present,
+// non-retired entries (an implementation behind the protocol does not list
+// its entries, so only the in-process cache is held to it).
+func (r *Runner) compareNames() *DivergenceError {
+	for p := 0; p < r.bounds.Procs; p++ {
+		pr := &r.st.Procs[p]
+		c := r.real.procs[p].c
+		if (pr.Phase != spec.PhaseNoInstance) != (c != nil) {
+			return &DivergenceError{Step: r.steps, Op: r.last.String(), What: "instances",
+				Model: describeModelProc(r.bounds, p, pr), Cache: r.real.describeProc(p)}
+		}
+		if c == nil {
+			continue
+		}
+		var want, have []string
+		for n := 0; n < r.bounds.Names; n++ {
+			if e := pr.Ents[n]; e.Rec.Present() && !e.Retired {
+				want = append(want, spec.Name(n).String())
+			}
+		}
+		for _, s := range c.Names() {
+			have = append(have, nameOf(s))
+		}
+		sort.Strings(have)
+		if !slices.Equal(want, have) {
+			return &DivergenceError{Step: r.steps, Op: r.last.String(), What: "names",
+				Model: strings.Join(want, " "), Cache: strings.Join(have, " ")}
+		}
+	}
+	return nil
 }
 
 // classify turns a divergence into a *KnownDivergenceError when it

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
-	"github.com/xpwc/xpwc/spec"
 )
 
 // randomOptions is one random conformance campaign.
@@ -239,59 +237,18 @@ func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 	return s, nil
 }
 
-// runSeed runs one seed, and shrinks and writes it when it fails.
+// runSeed runs one seed, and writes its shrunk scenario when it fails.
 func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResult {
-	gen := sim.GenOptions{Power: o.backend == sim.BackendCrashFS}
-	ops := sim.Generate(uint64(seed), o.steps, d, b, gen)
-	run := func(ops []spec.Op) error {
-		cfg := sim.Config{Backend: o.backend, Faults: o.faults, AnyViolation: true}
-		if o.backend == sim.BackendOS {
-			dir, err := os.MkdirTemp("", "xpwc-random-")
-			if err != nil {
-				return err
-			}
-			defer func() { _ = os.RemoveAll(dir) }()
-			cfg.Dir = dir
-		}
-		return sim.RunOps(cfg, o.design, b, ops)
-	}
-	r := seedResult{ops: len(ops)}
-	err := run(ops)
-	var kd *sim.KnownDivergenceError
-	switch {
-	case err == nil:
-		if o.verbose {
-			r.note = fmt.Sprintf("seed %d: %d ops agreed\n", seed, len(ops))
+	cfg := sim.Config{Backend: o.backend, Faults: o.faults, AnyViolation: true}
+	c := sim.CheckSeed(cfg, d, b, uint64(seed), o.steps, o.command(seed))
+	r := seedResult{ops: c.Ops, known: c.Known}
+	if !c.Failed() {
+		if o.verbose && c.Err == nil {
+			r.note = fmt.Sprintf("seed %d: %d ops agreed\n", seed, c.Ops)
+		} else if o.verbose {
+			r.note = fmt.Sprintf("seed %d: %v\n", seed, c.Err)
 		}
 		return r
-	case errors.As(err, &kd):
-		r.known = kd.ID
-		if o.verbose {
-			r.note = fmt.Sprintf("seed %d: %v\n", seed, err)
-		}
-		return r
-	}
-	sig := sim.Signature(err)
-	small := sim.Shrink(ops,
-		func(o []spec.Op) bool { return sim.Replayable(d, b, o) },
-		func(o []spec.Op) bool { return sim.Signature(run(o)) == sig })
-	final := run(small)
-	if final == nil {
-		// Not reproducible on the shrunk sequence (dropping ops moves
-		// the injected faults to other calls): report the original run.
-		small, final = ops, err
-	}
-	header := []string{
-		fmt.Sprintf("Found by %s,", o.command(seed)),
-		fmt.Sprintf("shrunk from %d to %d ops by delta debugging. Failure:", len(ops), len(small)),
-	}
-	for _, l := range strings.Split(final.Error(), "\n") {
-		header = append(header, "  "+l)
-	}
-	text, ferr := sim.FormatScenario(header, o.design, b, small)
-	if ferr != nil {
-		// The model cannot describe it (a harness error): keep the trace.
-		text = "# " + strings.Join(header, "\n# ") + "\n# (not replayable: " + ferr.Error() + ")\n" + spec.FormatTrace(small)
 	}
 	path := filepath.Join(o.out, fmt.Sprintf("random-%s-seed%d.scenario", o.design, seed))
 	// A failure is worth more than the directory's absence: make it.
@@ -299,12 +256,12 @@ func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResu
 		r.err = werr
 		return r
 	}
-	if werr := os.WriteFile(path, []byte(text), 0o644); werr != nil {
+	if werr := os.WriteFile(path, []byte(c.Scenario), 0o644); werr != nil {
 		r.err = werr
 		return r
 	}
-	r.fail = &randomFail{Seed: seed, Command: o.command(seed), File: path, OpsFound: len(ops), OpsShrunk: len(small), Error: err.Error()}
-	r.note = fmt.Sprintf("seed %d: FAIL: %v\n  shrunk to %d ops: %s\n", seed, err, len(small), path)
+	r.fail = &randomFail{Seed: seed, Command: o.command(seed), File: path, OpsFound: c.Ops, OpsShrunk: len(c.Shrunk), Error: c.Err.Error()}
+	r.note = fmt.Sprintf("seed %d: FAIL: %v\n  shrunk to %d ops: %s\n", seed, c.Err, len(c.Shrunk), path)
 	return r
 }
 

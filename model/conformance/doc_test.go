@@ -1,17 +1,15 @@
-// Package conformance holds the real cache (impl/cache, v3 and v2, on the
-// OS filesystem in a temporary directory or on faultinject/crashfs with
-// power loss) to the lifecycle model step by step: gopter's
-// commands generate random op sequences from the ops the model enables, run
-// them on both in lockstep, and compare every result and, after every step,
-// the model's projection with what the cache reports and what parsing its
-// file shows.
+// Package conformance holds the real cache (impl/cache) to the lifecycle
+// model step by step. Its property, TestConformance, runs the sequences
+// sim's generator draws through sim's lockstep world on crashfs (with power
+// loss) and on the OS filesystem, and writes a failure, shrunk by sim's
+// delta debugging, as a scenario file that `simrun replay` reproduces. The
+// v2 format (held to ExecuTorch's trailer design) and lying flushes still
+// run gopter's commands on the package's own world (harness_test.go).
 //
-// Default run: a few dozen sequences (seconds). Long run, documented in
+// Default run: a few hundred sequences (seconds). Long run, documented in
 // docs/model.md:
 //
 //	XPWC_CONFORMANCE_SEQS=100000 go test ./model/conformance -run Conformance -timeout 0
 //
-// XPWC_CONFORMANCE_SEED fixes gopter's seed (a failure prints it);
-// XPWC_CONFORMANCE_DIR chooses the directory for cache files (a tmpfs makes
-// fsync cheap).
+// XPWC_CONFORMANCE_SEED fixes the first seed (a failure names its own).
 package conformance

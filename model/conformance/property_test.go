@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/sim"
+)
+
+// propertySetups are the runs TestConformance makes by default: the
+// reference design in lockstep with the in-process cache on crashfs (with
+// power loss) and on the OS filesystem, over one to three weight names.
+var propertySetups = []struct {
+	backend     sim.Backend
+	names       int
+	seqs, steps int
+}{
+	{sim.BackendCrashFS, 1, 60, 60},
+	{sim.BackendCrashFS, 2, 40, 40},
+	{sim.BackendCrashFS, 3, 30, 80},
+	{sim.BackendOS, 2, 20, 40},
+}
+
+// TestConformance is the conformance property: for every seed, the op
+// sequence sim's generator draws from the ops the model enables agrees
+// step for step between the model and the cache (sim.CheckSeed, as
+// `simrun random` runs it). A failure is shrunk by sim's delta debugging
+// and written as a scenario file that `simrun replay` reproduces; the test
+// prints its path and text. The sequences include foreign writes to the
+// index and to entry data, so every initialization after one checks G7:
+// the cache's load outcome is the model's (a recorded corrupt load, then a
+// rebuild), never an error. XPWC_CONFORMANCE_SEQS, _SEED and _LEN override
+// the number of sequences per set-up, the first seed and the length.
+func TestConformance(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	seed := envInt("XPWC_CONFORMANCE_SEED", int(time.Now().UnixNano()&0x7fffffff))
+	for _, s := range propertySetups {
+		name := fmt.Sprintf("%s-names%d", s.backend, s.names)
+		t.Run(name, func(t *testing.T) {
+			b := model.DefaultBounds()
+			b.Names = s.names
+			seqs, steps := envInt("XPWC_CONFORMANCE_SEQS", s.seqs), envInt("XPWC_CONFORMANCE_LEN", s.steps)
+			p := property{cfg: sim.Config{Backend: s.backend}, d: d, b: b, steps: steps,
+				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%d go test ./model/conformance -run 'TestConformance/%s$'", steps, name)}
+			// The scenario of a failure goes to the system's temporary
+			// directory, so that it outlives the test.
+			clean, known, fail, err := p.check(uint64(seed), seqs, os.TempDir())
+			require.NoError(t, err)
+			if fail != nil {
+				t.Fatal(fail)
+			}
+			t.Logf("seeds %d..%d (XPWC_CONFORMANCE_SEED=%d replays them), %d sequences of up to %d ops: %d agreed, stopped at known divergences %v",
+				seed, seed+seqs-1, seed, seqs, steps, clean, known)
+			// Most sequences must get through: a generator that always
+			// hits a known divergence early would test nothing.
+			require.Greater(t, clean, seqs/2)
+		})
+	}
+}
+
+// property is one set-up of the conformance property.
+type property struct {
+	cfg   sim.Config
+	d     model.Design
+	b     model.Bounds
+	steps int
+	found string // the command that reruns a seed, with %d for it
+}
+
+// failure is a seed that failed, with its shrunk scenario's file.
+type failure struct {
+	seed uint64
+	path string
+	sim.Checked
+}
+
+func (f *failure) String() string {
+	return fmt.Sprintf("seed %d: %v\nshrunk from %d to %d ops; replay with: go run ./cmd/simrun replay -v %s\n%s",
+		f.seed, f.Err, f.Ops, len(f.Shrunk), f.path, f.Scenario)
+}
+
+// check runs seqs seeds from first and stops at the first failure, whose
+// shrunk scenario it writes to dir. It returns how many sequences agreed
+// and at which known divergences the others stopped.
+func (p property) check(first uint64, seqs int, dir string) (clean int, known map[string]int, fail *failure, err error) {
+	known = map[string]int{}
+	for seed := first; seed < first+uint64(seqs); seed++ {
+		c := sim.CheckSeed(p.cfg, p.d, p.b, seed, p.steps, fmt.Sprintf(p.found, seed))
+		switch {
+		case c.Failed():
+			f := &failure{seed: seed, Checked: c,
+				path: filepath.Join(dir, fmt.Sprintf("conformance-%s-seed%d.scenario", p.cfg.Backend, seed))}
+			return clean, known, f, os.WriteFile(f.path, []byte(c.Scenario), 0o644)
+		case c.Known != "":
+			known[c.Known]++
+		default:
+			clean++
+		}
+	}
+	return clean, known, nil, nil
+}
