@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"time"
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
@@ -54,6 +55,11 @@ type InitStats struct {
 	// first compute (cache.VerifyOnCompute) and were packed again before
 	// that compute; their packing counts in Packed too.
 	Repaired int
+	// SourceTime is the time spent reading layers' unpacked weights from
+	// the program, PackTime packing them into the reserved space (the
+	// stores into fresh file pages included), FinalizeTime the cache's
+	// Finalize (the commit: data and index synced, commit point written).
+	SourceTime, PackTime, FinalizeTime time.Duration
 }
 
 // Backend is one initialized program: the XNNPACK delegate of ExecuTorch
@@ -149,9 +155,11 @@ func (b *Backend) Init() error {
 	}
 	b.scratchW, b.scratchB = nil, nil
 	if b.cache != nil {
+		start := time.Now()
 		if err := b.cache.Finalize(); err != nil {
 			b.fallback(err)
 		}
+		b.stats.FinalizeTime = time.Since(start)
 	}
 	b.state = stateReady
 	return nil
@@ -211,11 +219,16 @@ func (b *Backend) pack(i int, dst []byte) ([]byte, error) {
 		b.scratchB = make([]float32, l.N)
 	}
 	w, bias := b.scratchW[:l.N*l.K], b.scratchB[:l.N]
+	start := time.Now()
 	b.prog.Weights(i, w, bias)
+	read := time.Now()
+	b.stats.SourceTime += read.Sub(start)
 	if !l.Bias {
 		bias = nil
 	}
-	if err := b.kernel.Pack(dst, l.N, l.K, w, bias); err != nil {
+	err := b.kernel.Pack(dst, l.N, l.K, w, bias)
+	b.stats.PackTime += time.Since(read)
+	if err != nil {
 		return nil, fmt.Errorf("runtime: pack layer %q: %w", l.Name, err)
 	}
 	b.stats.Packed++

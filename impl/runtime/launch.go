@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/xpwc/xpwc/impl/cache"
@@ -51,6 +52,11 @@ type LaunchConfig struct {
 	// MeasureMemory reads /proc/self/smaps after inference to fill
 	// LaunchReport.MappedRSS and MappedDirty (about 1 ms; Linux only).
 	MeasureMemory bool
+	// SteadyRuns runs inference that many more times after the first and
+	// reports their median as LaunchReport.SteadyRunTime: inference with
+	// the weights resident and checked, the floor a first inference is
+	// compared with.
+	SteadyRuns int
 
 	_ struct{}
 }
@@ -104,8 +110,12 @@ type LaunchReport struct {
 	VerifyRan  bool
 	Verified   bool
 	HeapDigest uint64
-	// InitTime covers look-ups, packing and finalize; RunTime inference.
-	InitTime, RunTime time.Duration
+	// InitTime covers look-ups, packing and finalize; RunTime the first
+	// inference; SteadyRunTime the median of LaunchConfig.SteadyRuns more.
+	InitTime, RunTime, SteadyRunTime time.Duration
+	// SourceTime, PackTime and FinalizeTime split InitTime as
+	// InitStats does: reading unpacked weights, packing them, the commit.
+	SourceTime, PackTime, FinalizeTime time.Duration
 }
 
 // Launch performs one launch: open the cache for CachePath, initialize the
@@ -166,12 +176,25 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	}
 	rep.RunTime = time.Since(start)
 	rep.Output, rep.OutputDigest = res.Output, res.Digest
+	if cfg.SteadyRuns > 0 {
+		steady := make([]time.Duration, cfg.SteadyRuns)
+		for i := range steady {
+			start := time.Now()
+			if _, err := b.Run(x, cfg.Rows); err != nil {
+				return rep, fmt.Errorf("runtime: launch: %w", err)
+			}
+			steady[i] = time.Since(start)
+		}
+		slices.Sort(steady)
+		rep.SteadyRunTime = steady[len(steady)/2]
+	}
 	if cfg.MeasureMemory && cfg.CachePath != "" {
 		rep.MappedRSS, rep.MappedDirty, rep.MemoryMeasured = mappedMemory(cfg.CachePath)
 	}
 
 	bs := b.Stats()
 	rep.Packed, rep.Private, rep.SourceBytesHeld = bs.Packed, bs.Private, b.SourceBytesHeld()
+	rep.SourceTime, rep.PackTime, rep.FinalizeTime = bs.SourceTime, bs.PackTime, bs.FinalizeTime
 	st := c.Stats()
 	rep.Entries = len(c.Names())
 	rep.Load, rep.LoadErr, rep.Format = st.Load, st.LoadErr, st.Format
