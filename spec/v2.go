@@ -181,7 +181,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 		if rest < 4 {
 			// The index ran out before the declared count: ExecuTorch stops
 			// here and loads what it has (#20562's 63-byte file).
-			return entries[:good], 0, ferr(pos, "entry_count", count, ErrCountMismatch)
+			return entries[:good], 0, ferr(w.hi+8, "entry_count", count, ErrCountMismatch)
 		}
 		b, err := w.at(pos, 4, "name_len")
 		if err != nil {

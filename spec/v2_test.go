@@ -199,6 +199,35 @@ func TestV2Errors(t *testing.T) {
 		{"overlap, hash order", good(b, etEntry("c", 0, 5000, 1)), spec.ErrOverlap, "file_offset"},
 		{"same offset twice", good(a, etEntry("c", 0, 1, 1)), spec.ErrOverlap, "file_offset"},
 	}
+	// Where each error points: the field, its byte offset, the value read.
+	where := map[string]fieldAt{
+		"empty file":              {"file_size", 0, 0},
+		"19 bytes":                {"file_size", 0, 19},
+		"bad magic":               {"magic", 12, 1481660228},
+		"version 3 footer":        {"version", 16, 3},
+		"index_start past footer": {"index_start", 10, 11},
+		"index_start huge":        {"index_start", 10, 9223372036854775808},
+		"count zero with entries": {"entry_count", 8225, 0},
+		"count beyond index size": {"entry_count", 8225, 2},
+		"count 2^32-1":            {"entry_count", 8225, 4294967295},
+		"index ends before count": {"entry_count", 8258, 2},
+		"trailing bytes":          {"index", 8217, 3},
+		"one entry too many":      {"index", 8217, 25},
+		"name_len past index":     {"name_len", 8192, 1000},
+		"name_len 2^32-1":         {"name_len", 8192, 4294967295},
+		"partial entry":           {"entry_count", 8235, 2},
+		"data past index_start":   {"file_offset", 8197, 4096},
+		"offset at index_start":   {"file_offset", 8197, 8192},
+		"size overflows":          {"file_offset", 8197, 4096},
+		"misaligned offset":       {"file_offset", 8197, 64},
+		"empty name":              {"name_len", 8192, 0},
+		"name with NUL":           {"name", 8196, 3},
+		"name too long":           {"name_len", 8192, 8193},
+		"duplicate name":          {"name", 8192, 1},
+		"overlap, offset order":   {"file_offset", 8192, 4096},
+		"overlap, hash order":     {"file_offset", 8192, 4096},
+		"same offset twice":       {"file_offset", 8192, 0},
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := parseV2(tc.file)
@@ -209,6 +238,7 @@ func TestV2Errors(t *testing.T) {
 			var fe *spec.FormatError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, tc.field, fe.Field)
+			requireAt(t, where[tc.name], fe)
 		})
 	}
 	// Controls: the valid variants of the files above parse.

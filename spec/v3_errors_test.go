@@ -2,6 +2,7 @@ package spec_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,6 +169,54 @@ func TestV3Errors(t *testing.T) {
 		{"overlap", ok(rawV3Entry("w\x00", page, page+1), two), spec.ErrOverlap},
 		{"overlap, unordered", ok(two, rawV3Entry("w\x00", page, page+1)), spec.ErrOverlap},
 	}
+	// Where each error points: the field, its byte offset, the value read
+	// (anyVal: a checksum computed over the bytes).
+	where := map[string]fieldAt{
+		"shorter than two slots":                           {"file_size", 0, 1023},
+		"shorter than the recorded page":                   {"file_size", 0, 12360},
+		"both slots bad magic":                             {"magic", 0, 14757395258967641292},
+		"slot version 5":                                   {"version", 520, 5},
+		"slot version 3 (entries without copy_id)":         {"version", 520, 3},
+		"slot data checksum 0 (CRC32C, files before XXH3)": {"data_checksum", 556, 0},
+		"slot data checksum 2":                             {"data_checksum", 556, 2},
+		"slot_crc":                                         {"slot_crc", 1020, anyVal},
+		"slot torn to zeros":                               {"slot_crc", 1020, 0},
+		"page size 2048":                                   {"page_size", 524, 2048},
+		"page size 12288":                                  {"page_size", 524, 12288},
+		"page size 128 KiB":                                {"page_size", 524, 131072},
+		"reserved byte set":                                {"reserved", 812, 1},
+		"generation in wrong slot":                         {"generation", 528, 2},
+		"generation 0 with an index":                       {"index_off", 536, 12288},
+		"never committed":                                  {"generation", 16, 0},
+		"index_crc":                                        {"index_crc", 12288, anyVal},
+		"index past end of file":                           {"index_len", 544, 72},
+		"index length past end":                            {"index_len", 544, 9223372036854775808},
+		"index inside header":                              {"index_off", 536, 1024},
+		"index offset huge":                                {"index_off", 536, 18446744073709551608},
+		"index shorter than its header":                    {"index_len", 544, 8},
+		"index offset misaligned":                          {"index_off", 536, 12284},
+		"magic":                                            {"magic", 12288, 3627724581300031576},
+		"count 2^64-1":                                     {"count", 12296, 18446744073709551615},
+		"count beyond entries":                             {"count", 12296, 2},
+		"entry beyond count":                               {"index", 12360, 56},
+		"trailing zeros":                                   {"index", 12360, 8},
+		"non-zero padding":                                 {"padding", 12358, 1},
+		"partial entry":                                    {"entry", 12464, 40},
+		"name_len past index":                              {"name_len", 12352, 4294967295},
+		"data past end of file":                            {"size", 12312, 1048576},
+		"size overflows":                                   {"size", 12312, 18446744073709551615},
+		"offset past end of file":                          {"offset", 12304, 1099511627776},
+		"data in header":                                   {"offset", 12304, 0},
+		"data over the index":                              {"offset", 12304, 12288},
+		"misaligned data":                                  {"offset", 12304, 4160},
+		"name without separator":                           {"name", 12356, 2},
+		"name with two separators":                         {"name", 12356, 4},
+		"empty weight name":                                {"name", 12356, 2},
+		"weight name too long":                             {"name", 12356, 4098},
+		"duplicate name":                                   {"name", 12288, 1},
+		"overlap":                                          {"offset", 12288, 8192},
+		"overlap, unordered":                               {"offset", 12288, 8192},
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := parseV3(tc.file)
@@ -175,8 +224,9 @@ func TestV3Errors(t *testing.T) {
 			assert.Nil(t, v)
 			assert.ErrorIs(t, err, tc.want)
 			assert.ErrorIs(t, err, spec.ErrCorrupt)
-			var fe *spec.FormatError
-			assert.ErrorAs(t, err, &fe)
+			fe := formatErrorFor(err, tc.want)
+			require.NotNil(t, fe, "no FormatError for %v in %v", tc.want, err)
+			requireAt(t, where[tc.name], fe)
 		})
 	}
 	// Controls: the valid neighbours of the files above parse.
@@ -184,6 +234,49 @@ func TestV3Errors(t *testing.T) {
 		_, err := parseV3(f)
 		require.NoError(t, err, "control %d", i)
 	}
+}
+
+// fieldAt is where a FormatError must point.
+type fieldAt struct {
+	field string
+	off   int64
+	val   uint64
+}
+
+// anyVal marks a value the test does not pin (a checksum computed over the
+// bytes).
+const anyVal = ^uint64(0)
+
+// requireAt checks that fe names the field, offset and value of want: the
+// offsets are where docs/format.md places each field in the test's file.
+func requireAt(t *testing.T, want fieldAt, fe *spec.FormatError) {
+	t.Helper()
+	require.NotEmpty(t, want.field, "no expected location for this case")
+	assert.Equal(t, want.field, fe.Field)
+	assert.Equal(t, want.off, fe.Off, "offset of %s", fe.Field)
+	if want.val != anyVal {
+		assert.Equal(t, want.val, fe.Val, "value of %s", fe.Field)
+	}
+}
+
+// formatErrorFor finds, in err's tree (a failed load joins both slots'
+// errors), the FormatError of the check that failed with want.
+func formatErrorFor(err, want error) *spec.FormatError {
+	var fe *spec.FormatError
+	if errors.As(err, &fe) && errors.Is(fe, want) {
+		return fe
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if fe := formatErrorFor(e, want); fe != nil {
+				return fe
+			}
+		}
+	case interface{ Unwrap() error }:
+		return formatErrorFor(u.Unwrap(), want)
+	}
+	return nil
 }
 
 // TestV3VersionErrorReachable: a file from a newer writer, or from an older

@@ -208,7 +208,10 @@ func checkV3Range(e *Entry, bd v3Bounds, off int64) error {
 	if e.Offset < bd.header {
 		return ferr(off, "offset", e.Offset, ErrEntryOutOfBounds)
 	}
-	if e.Offset > bd.size || e.Size > bd.size-e.Offset {
+	if e.Offset > bd.size {
+		return ferr(off, "offset", e.Offset, ErrEntryOutOfBounds)
+	}
+	if e.Size > bd.size-e.Offset {
 		return ferr(off+8, "size", e.Size, ErrEntryOutOfBounds)
 	}
 	if rangesOverlap(e.Offset, e.Size, bd.indexOff, bd.indexLen) {

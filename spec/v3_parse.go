@@ -143,8 +143,13 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	if c.IndexOff%8 != 0 {
 		return nil, ferr(slotAt+slotIndexOffOff, "index_off", c.IndexOff, ErrMisaligned)
 	}
-	if c.IndexOff < page || c.IndexOff > usize || c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
+	// The error names the field that is wrong: where the index starts,
+	// or how long it is.
+	if c.IndexOff < page || c.IndexOff > usize {
 		return nil, ferr(slotAt+slotIndexOffOff, "index_off", c.IndexOff, ErrIndexOutOfBounds)
+	}
+	if c.IndexLen > usize-c.IndexOff || c.IndexLen < V3IndexHeaderSize {
+		return nil, ferr(slotAt+slotIndexLenOff, "index_len", c.IndexLen, ErrIndexOutOfBounds)
 	}
 	if c.IndexLen > p.maxIndex() {
 		return nil, ferr(slotAt+slotIndexLenOff, "index_len", c.IndexLen, ErrIndexTooLarge)
