@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"regexp"
 
 	"github.com/xpwc/xpwc/faultinject/errorfs"
@@ -22,4 +23,24 @@ func SeededFaults(spec string) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// surfacing observes an injector for the runner: it records an injected
+// error that reaches the cache, which is anything but a lie on a flush (a
+// flush that reports success and flushes nothing). Until one does, the
+// cache saw no failure and is held to the model in full; a lying flush
+// changes only what a power loss keeps, which the model decides (G2).
+type surfacing struct {
+	errorfs.Injector
+	surfaced *bool
+}
+
+func (s surfacing) MaybeError(op errorfs.Op) error {
+	err := s.Injector.MaybeError(op)
+	var lie *errorfs.LieError
+	flush := op.Kind == errorfs.OpSync || op.Kind == errorfs.OpSyncData || op.Kind == errorfs.OpSyncDir || op.Kind == errorfs.OpMapSync
+	if err != nil && !(flush && errors.As(err, &lie)) {
+		*s.surfaced = true
+	}
+	return err
 }

@@ -71,14 +71,16 @@ func runOpsWith(cfg Config, b model.Bounds, ops []spec.Op) error {
 	return RunOps(cfg, "", b, ops)
 }
 
-// Under faults a hit on bytes changed behind the instance passes only if
-// the instance packed or checked that packing itself (I2).
+// Once a fault reached the cache, a hit on bytes changed behind the
+// instance passes only if the instance packed or checked that packing
+// itself (I2); before, the model's bytes are demanded.
 func TestFaultCompareChangedBytes(t *testing.T) {
 	r, err := NewRunner(Config{Backend: BackendCrashFS, Faults: "(randomCalls 0 1 eio)"})
 	require.NoError(t, err)
 	defer r.Close()
 	_, err = r.Exec("init proc=A program=P1")
 	require.NoError(t, err)
+	r.surfaced = true // as after an injected fault: safety only
 	op, err := spec.ParseOp("lookup proc=A name=w0")
 	require.NoError(t, err)
 	out := model.Outcome{Op: op, Result: spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}}}
@@ -86,6 +88,8 @@ func TestFaultCompareChangedBytes(t *testing.T) {
 	require.NotNil(t, r.compare(out, changed), "never checked by A: a divergence")
 	r.real.procs[0].checked[0] = true
 	assert.Nil(t, r.compare(out, changed), "checked by A before the change: I2 allows it")
+	r.surfaced = false // no fault has reached the cache: held to the model in full
+	assert.NotNil(t, r.compare(out, changed), "before any fault, the model's bytes")
 	wrong := spec.Result{Hit: true, Bytes: spec.Packing{Kernel: 1, Intact: true}}
 	assert.NotNil(t, r.compare(out, wrong), "another packing is never allowed")
 }

@@ -34,7 +34,7 @@ func (r *Runner) execFile(line string) (string, error) {
 		return "", err
 	}
 	want := DescribeDisk(r.bounds, r.st.Disk)
-	if r.real == nil || r.cfg.OpaqueFile {
+	if r.real == nil || r.cfg.OpaqueFile || r.partial() {
 		return want, nil
 	}
 	got := r.real.describeFile(r.bounds)

@@ -22,8 +22,9 @@ type Config struct {
 	// Dir is the directory of the cache file on BackendOS.
 	Dir string
 	// Faults, in the faultinject/errorfs DSL, wraps the cache's filesystem
-	// in an error injector. The model knows nothing of faults, so with
-	// Faults set only safety is compared, not placements or writes (G8): no
+	// in an error injector. The model knows nothing of faults, so once an
+	// injected fault reaches the cache (anything but a lying flush) only
+	// safety is compared, not placements or writes (G8): no
 	// operation fails, except an explicit save whose failure the cache
 	// records in Stats.CommitErr (I12), and no hit hands out wrong bytes.
 	Faults string
@@ -65,7 +66,9 @@ type Runner struct {
 	started bool
 	real    *world
 	inj     errorfs.Injector
-	known   []Known
+	// surfaced: an injected fault reached the cache (see partial).
+	surfaced bool
+	known    []Known
 	// adopt: a commit takes the cache's compaction decision (generated
 	// sequences); otherwise the op must name it (scenario files).
 	adopt bool
@@ -111,6 +114,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 		if cfg.wrapFaults != nil {
 			r.inj = cfg.wrapFaults(r.inj)
 		}
+		r.inj = surfacing{Injector: r.inj, surfaced: &r.surfaced}
 	}
 	switch cfg.Backend {
 	case BackendModel, BackendOS, BackendCrashFS:
@@ -139,6 +143,15 @@ func (r *Runner) Bounds() model.Bounds { return r.bounds }
 
 // State is the model's current state.
 func (r *Runner) State() model.State { return r.st }
+
+// partial reports whether only safety is compared: an injected fault
+// reached the cache, or moved the cut of a crash inside a commit (a flush
+// swallowed by a lie never reaches crashfs, so the cut falls later than
+// the model's), and the model, which knows nothing of faults, no longer
+// predicts placements, writes or the file. Until then a run with faults
+// is held to the model in full: lying flushes alone fail it where a power
+// loss then loses a commit that returned (G2).
+func (r *Runner) partial() bool { return r.inj != nil && r.surfaced }
 
 // lockstep reports whether the real cache runs alongside the model.
 func (r *Runner) lockstep() bool {
@@ -276,6 +289,9 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	if r.real != nil {
 		r.real.step = r.steps
 		holder := int(prev.Disk.Lock) - 1
+		if r.inj != nil && out.Op.Kind == spec.EvCrash && out.Op.Branch == spec.BranchMidSave {
+			r.surfaced = true
+		}
 		before := r.real.compactions(out.Op.Proc)
 		live := r.real.liveInfo()
 		got, perr = r.real.perform(out.Op, holder)
@@ -320,17 +336,17 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
 				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
 		}
-		if derr == nil && r.inj == nil && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep) {
+		if derr == nil && !r.partial() && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep) {
 			// A write is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.
 			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {
 				derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
 			}
 		}
-		if derr == nil && r.inj == nil && r.cfg.Open == nil {
+		if derr == nil && !r.partial() && r.cfg.Open == nil {
 			derr = r.compareNames()
 		}
-		if derr == nil && r.inj == nil && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
+		if derr == nil && !r.partial() && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
 			// With a writer's session open the file grows by reservations
 			// its next commit accounts for; no instance has a view of it.
 			if want, have, ok := r.real.checkGarbage(int(out.Op.Proc)); !ok {
@@ -353,7 +369,7 @@ func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
 	if !want.Hit {
 		want.Bytes = spec.Packing{}
 	}
-	if r.inj != nil {
+	if r.partial() {
 		// An explicit save may fail when the failure is recorded (I12).
 		bad := got.Failed && !r.real.recorded
 		if got.Hit && out.Op.Kind == spec.OpLookUp {

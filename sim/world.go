@@ -261,8 +261,14 @@ func (w *world) alone(p int) bool {
 	return true
 }
 
-// powerLoss kills every process and keeps only what was durable plus a
-// seeded share of the rest.
+// lossModes are the power-loss outcomes, by the step's position (so a
+// scenario replays the same losses): every unsynced write lost, none lost,
+// and a seeded half kept. Whatever is lost, a commit that returned must
+// survive whole (G2).
+var lossModes = [...]float64{0, 1, 0.5}
+
+// powerLoss kills every process and keeps only what was durable plus the
+// share of the rest the step's loss mode keeps.
 func (w *world) powerLoss(midSave bool, holder int) error {
 	if w.cfs == nil {
 		return fmt.Errorf("%w: power loss needs the crashfs backend", ErrUnsupported)
@@ -271,7 +277,7 @@ func (w *world) powerLoss(midSave bool, holder int) error {
 		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
 		_ = w.procs[holder].c.Save()
 	}
-	w.cfs = w.cfs.PowerLoss(uint64(w.step) ^ powerSeedMix)
+	w.cfs = w.cfs.PowerLossWith(crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]})
 	w.base = w.cfs
 	w.rewrap()
 	for p := range w.procs {

@@ -58,10 +58,6 @@ func (c opCommand) PreCondition(st commands.State) bool {
 // cfg's backend: a crash inside a commit needs crashfs, the commit's
 // holder, and for a process crash no other process with an instance
 // (crashfs crashes one process only when it is alone; see world.crash).
-// It also needs no injected faults: the cut falls after the commit's first
-// call that reaches crashfs, with the next one in flight, and a flush that
-// an injector swallows moves that point, under lying flushes as far as the
-// commit slot, which the model (commit point not reached) does not allow.
 func runnable(cfg worldConfig, s *model.State, op spec.Op, holder spec.Proc) bool {
 	if cfg.v2 && !v2Demands(cfg, s, op) {
 		return false
@@ -69,7 +65,7 @@ func runnable(cfg worldConfig, s *model.State, op spec.Op, holder spec.Proc) boo
 	if op.Kind != spec.EvCrash || op.Branch != spec.BranchMidSave {
 		return true
 	}
-	if cfg.backend != backendCrashFS || cfg.faults != nil || s.Disk.Lock != uint8(holder)+1 {
+	if cfg.backend != backendCrashFS || s.Disk.Lock != uint8(holder)+1 {
 		return false
 	}
 	return op.Crash == spec.CrashPower || alone(s, op.Proc)
@@ -210,12 +206,8 @@ func protoCommands(d *model.Design, b model.Bounds, dir string, tally *tally, cf
 	}
 }
 
-// setups are the filesystems every conformance run covers with v3, held to
-// the reference design; v2Setups the same with v2, held to v2Design.
-var (
-	setups   = []worldConfig{{backend: backendOS}, {backend: backendCrashFS}}
-	v2Setups = []worldConfig{{backend: backendOS, v2: true}, {backend: backendCrashFS, v2: true}}
-)
+// v2Setups are the filesystems the v2 property covers.
+var v2Setups = []worldConfig{{backend: backendOS, v2: true}, {backend: backendCrashFS, v2: true}}
 
 // weight favours the packing protocol, so that launches complete and later
 // launches hit, over events that reset progress.

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/xpwc/xpwc/faultinject/crashfs"
-	"github.com/xpwc/xpwc/faultinject/errorfs"
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/model"
@@ -89,9 +88,6 @@ func (b backend) String() string { return [...]string{"os", "crashfs"}[b] }
 // sequence.
 type worldConfig struct {
 	backend backend
-	// faults wraps the filesystem the caches use (not the harness's own
-	// reads); nil for none.
-	faults errorfs.Injector
 	// v2 runs the caches with spec.FormatV2 (ExecuTorch's layout) instead
 	// of v3; runnable keeps such sequences to what v2 guarantees.
 	v2 bool
@@ -109,9 +105,6 @@ func (c worldConfig) String() string {
 	s := c.backend.String()
 	if c.v2 {
 		s += " v2"
-	}
-	if c.faults != nil {
-		s += " faults " + c.faults.String()
 	}
 	return s
 }
@@ -131,8 +124,7 @@ type world struct {
 	dir, path string
 	cfg       worldConfig
 	cfs       *crashfs.FS // the current crashfs (backendCrashFS)
-	base      vfs.FS      // what the harness reads and writes the file through
-	fsys      vfs.FS      // what the caches use: base, or base with cfg.faults
+	fsys      vfs.FS      // the filesystem of the caches and of the harness's reads
 	step      int
 	kernel    uint8
 	src       [model.MaxNames]uint8
@@ -143,7 +135,6 @@ type world struct {
 // tally counts what a run exercised, so a run that did nothing shows.
 type tally struct {
 	seqs, steps, hits, commits int
-	foreign, corrupt           int // foreign writes; corrupt data caught by the cache
 	powerLoss, midSave         int // power losses (crashfs); crashes inside a commit
 	bySetup                    map[string]int
 }
@@ -200,27 +191,19 @@ func newWorld(dir string, cfg worldConfig) (*world, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.dir, w.base = d, vfs.OS()
+		w.dir, w.fsys = d, vfs.OS()
 	case backendCrashFS:
 		w.cfs = crashfs.New(crashfs.Options{})
 		if err := w.cfs.MkdirAll(crashfsDir); err != nil {
 			return nil, err
 		}
-		w.dir, w.base = crashfsDir, w.cfs
+		w.dir, w.fsys = crashfsDir, w.cfs
 	}
 	w.path = filepath.Join(w.dir, "weights.xpwc")
-	w.rewrap()
 	for p := range w.procs {
 		w.procs[p] = realProc{reserved: map[spec.Name][]byte{}}
 	}
 	return w, nil
-}
-
-func (w *world) rewrap() {
-	w.fsys = w.base
-	if w.cfg.faults != nil {
-		w.fsys = errorfs.Wrap(w.base, w.cfg.faults)
-	}
 }
 
 func (w *world) close() {
@@ -283,8 +266,7 @@ func (w *world) crash(p spec.Proc, midSave bool) error {
 		_ = rp.c.Save()
 	}
 	w.cfs = w.cfs.ProcessCrash()
-	w.base = w.cfs
-	w.rewrap()
+	w.fsys = w.cfs
 	w.fresh(p)
 	return nil
 }
@@ -314,8 +296,7 @@ func (w *world) powerLoss(midSave bool, holder spec.Proc) error {
 	}
 	cfg := crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]}
 	w.cfs = w.cfs.PowerLossWith(cfg)
-	w.base = w.cfs
-	w.rewrap()
+	w.fsys = w.cfs
 	for p := range w.procs {
 		w.fresh(spec.Proc(p)) // the old instances died with the machine
 	}
@@ -334,7 +315,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 	if w.cfg.v2 && (op.Kind == spec.OpFinalize || op.Kind == spec.OpSave) {
 		// A v2 writer whose file ends in space it appended since its
 		// commit commits again to end it with a footer (docs/cache.md).
-		f := readFile(w.base, w.path, true)
+		f := readFile(w.fsys, w.path, true)
 		o.tailOpen = f.exists && f.err != nil
 	}
 	var before cache.Stats
@@ -406,8 +387,6 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 		w.kernel++
 	case spec.EvSourceChange:
 		w.src[op.Name]++
-	case spec.EvForeign:
-		o.err = w.foreign(op)
 	default:
 		o.err = fmt.Errorf("harness: %s not supported", op)
 	}
@@ -415,19 +394,13 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 		o.commits = rp.c.Stats().Commits - before.Commits
 	}
 	if w.tally != nil {
-		if op.Kind == spec.EvForeign {
-			w.tally.foreign++
-		}
-		if rp != nil && rp.c != nil && op.Kind == spec.OpLookUp {
-			w.tally.corrupt += int(rp.c.Stats().Corrupt - before.Corrupt)
-		}
 		w.tally.steps++
 		w.tally.commits += int(o.commits)
 		if o.hit {
 			w.tally.hits++
 		}
 	}
-	o.file = readFile(w.base, w.path, w.cfg.v2)
+	o.file = readFile(w.fsys, w.path, w.cfg.v2)
 	for p := range w.procs {
 		if c := w.procs[p].c; c != nil {
 			o.open[p] = true
@@ -465,51 +438,6 @@ func (w *world) run(d *model.Design, b model.Bounds, ops []spec.Op, visit func(i
 		s = outs[0].Next
 	}
 	return nil
-}
-
-// foreign writes to the file outside the protocol: one data byte of the
-// entry for the name, or the generation of both commit slots (zeroed, so a
-// second write cannot bring an older commit back). It syncs, as the model
-// treats foreign writes as durable.
-func (w *world) foreign(op spec.Op) error {
-	f, err := w.base.OpenFile(w.path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	if op.Foreign == spec.ForeignIndex {
-		// The generations, not the magics: without its magic the file
-		// would be foreign, left alone rather than rebuilt (as in sim).
-		var zero [8]byte
-		for _, off := range []int64{16, spec.V3SlotSize + 16} {
-			if _, err := f.WriteAt(zero[:], off); err != nil {
-				return err
-			}
-		}
-		return f.Sync()
-	}
-	size, err := f.Size()
-	if err != nil {
-		return err
-	}
-	parsed, err := spec.ParseV3(f, size)
-	if err != nil {
-		return err
-	}
-	for _, e := range parsed.Entries {
-		if e.Key.Weight == op.Name.String() {
-			var b [1]byte
-			if _, err := f.ReadAt(b[:], int64(e.Offset)); err != nil {
-				return err
-			}
-			b[0] ^= 0xa5
-			if _, err := f.WriteAt(b[:], int64(e.Offset)); err != nil {
-				return err
-			}
-			return f.Sync()
-		}
-	}
-	return fmt.Errorf("harness: the file lists no entry for %s", op.Name)
 }
 
 func sum(m map[cache.HeapReason]uint64) uint64 {
