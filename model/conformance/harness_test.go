@@ -26,19 +26,10 @@ func bounds() model.Bounds {
 	return model.Bounds{Procs: 2, Names: 2, Programs: 2, Kernels: 2, Sources: 2, Foreign: true}
 }
 
-// harnessDesign is the reference with automatic compaction off on both
-// sides: the model counts garbage in packings and the cache in bytes, so
-// they would compact at different moments, and whether a mapping sees a
-// later foreign write depends on which file it maps.
-func harnessDesign() (model.Design, error) {
-	d, err := model.DesignByName("reference")
-	d.NoCompaction = true
-	return d, err
-}
-
 // v2Design is the design the v2 format is held to: ExecuTorch's trailer
-// (no commit point, no checksum), with automatic compaction off as in
-// harnessDesign.
+// (no commit point, no checksum), with automatic compaction off on both
+// sides: the model counts garbage in packings and the cache in bytes, so
+// they would compact at different moments.
 func v2Design() (model.Design, error) {
 	d, err := model.DesignByName("no-commit-point")
 	d.NoCompaction = true
