@@ -3,6 +3,7 @@ package spec_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,3 +95,80 @@ func TestExplainDead(t *testing.T) {
 	require.True(t, names["torn index"], "%v", rs)
 	require.False(t, names["superseded index, 2 entries"])
 }
+
+// TestExplainDeadV2: in a v2 file's dead bytes, a footer (magic, version 2)
+// whose index_start lies before it names the entry records between them
+// and itself; a footer pointing outside the dead range is named alone; the
+// rest stays plain dead, and the pieces still cover the range exactly.
+func TestExplainDeadV2(t *testing.T) {
+	const base = 4096 + 3 // odd, as a dead range after unpadded data is
+	var dead []byte
+	dead = append(dead, bytes.Repeat([]byte{0xAB}, 100)...) // stale data
+	idx := len(dead)
+	dead = append(dead, etEntry("a", 0, 10, 1)...)
+	dead = append(dead, etEntry("bb", 4096, 10, 1)...)
+	foot := len(dead)
+	dead = append(dead, etFooter(uint64(base+idx), 2, spec.V2Magic, 2)...)
+	dead = append(dead, 1, 2, 3) // bytes after the trailer
+	stray := len(dead)
+	dead = append(dead, etFooter(1<<40, 7, spec.V2Magic, 2)...) // index_start outside
+	dead = append(dead, 9, 9)
+
+	file := append(make([]byte, base), dead...)
+	in := []spec.Range{{Off: base, Len: int64(len(dead)), Kind: spec.RangeDead}}
+	rs, err := spec.ExplainDead(in, bytes.NewReader(file), spec.FormatV2)
+	require.NoError(t, err)
+	want := []spec.Range{
+		{Off: base, Len: int64(idx), Kind: spec.RangeDead},
+		{Off: base + int64(idx), Len: int64(foot - idx), Kind: spec.RangeDead, Name: "old v2 index, 2 entries"},
+		{Off: base + int64(foot), Len: spec.V2FooterSize, Kind: spec.RangeDead, Name: "old v2 footer"},
+		{Off: base + int64(foot) + spec.V2FooterSize, Len: 3, Kind: spec.RangeDead},
+		{Off: base + int64(stray), Len: spec.V2FooterSize, Kind: spec.RangeDead, Name: "old v2 footer"},
+		{Off: base + int64(stray) + spec.V2FooterSize, Len: 2, Kind: spec.RangeDead},
+	}
+	require.Equal(t, want, rs)
+
+	// A range longer than what ExplainDead reads keeps no name, and costs
+	// no read.
+	big := []spec.Range{{Off: 0, Len: spec.MaxExplainBytes + 1, Kind: spec.RangeDead}}
+	rs, err = spec.ExplainDead(big, failingReader{}, spec.FormatV2)
+	require.NoError(t, err)
+	require.Equal(t, big, rs)
+	// Ranges that are not dead are passed through unread; a dead one that
+	// cannot be read is an error.
+	live := []spec.Range{{Off: 0, Len: 10, Kind: spec.RangeData}}
+	rs, err = spec.ExplainDead(live, failingReader{}, spec.FormatV3)
+	require.NoError(t, err)
+	require.Equal(t, live, rs)
+	_, err = spec.ExplainDead(in, failingReader{}, spec.FormatV2)
+	require.ErrorIs(t, err, errDisk)
+}
+
+// TestExplainDeadV3Placement: a superseded v3 index block is found only at
+// the 8-aligned file offsets writers use, whatever the dead range's start,
+// and its extent is its header and entries exactly.
+func TestExplainDeadV3Placement(t *testing.T) {
+	block := rawV3Index(2, rawV3Entry("w\x00", 4096, 10), rawV3Entry("v\x00b", 8192, 10))
+	const base = 8192 + 5
+	pad := 3 // base+pad is 8-aligned
+	dead := append(bytes.Repeat([]byte{0xEE}, pad), block...)
+	dead = append(dead, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 1)
+	// The same magic at a misaligned offset is not a block.
+	dead = append(dead, []byte(spec.V3IndexMagic)...)
+	file := append(make([]byte, base), dead...)
+	in := []spec.Range{{Off: base, Len: int64(len(dead)), Kind: spec.RangeDead}}
+	rs, err := spec.ExplainDead(in, bytes.NewReader(file), spec.FormatV3)
+	require.NoError(t, err)
+	want := []spec.Range{
+		{Off: base, Len: int64(pad), Kind: spec.RangeDead},
+		{Off: base + int64(pad), Len: int64(len(block)), Kind: spec.RangeDead, Name: "superseded index, 2 entries"},
+		{Off: base + int64(pad+len(block)), Len: int64(len(dead) - pad - len(block)), Kind: spec.RangeDead},
+	}
+	require.Equal(t, want, rs)
+}
+
+var errDisk = errors.New("disk on fire")
+
+type failingReader struct{}
+
+func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errDisk }
