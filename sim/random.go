@@ -25,6 +25,9 @@ var weights = map[spec.OpKind]int{
 type GenOptions struct {
 	// Power allows power loss (only the crashfs backend performs it).
 	Power bool
+	// Allow, if set, drops the outcomes it refuses in model state s: ops
+	// a world cannot perform there, or whose outcome it is not held to.
+	Allow func(s *model.State, op spec.Op) bool
 	_     struct{}
 }
 
@@ -45,6 +48,9 @@ func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOpt
 				continue
 			}
 			for _, o := range model.Step(&d, b, s, op) {
+				if opt.Allow != nil && !opt.Allow(&s, o.Op) {
+					continue
+				}
 				cands = append(cands, o)
 				total += weights[op.Kind]
 			}
