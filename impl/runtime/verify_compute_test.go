@@ -19,6 +19,20 @@ func flipEntryByte(t *testing.T, path, w string) {
 	require.NoError(t, corrupt.RotEntry(path, func(k spec.Key) bool { return k.Weight == w }))
 }
 
+// initOnFreshCache opens a fresh cache with opts (a new process),
+// initializes p on it and returns the backend, ready to run, and its cache.
+func initOnFreshCache(t *testing.T, p *Program, k Kernel, opts cache.Options) (*Backend, *cache.Cache) {
+	t.Helper()
+	c, err := cache.Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	b, err := NewBackend(p, k, c)
+	require.NoError(t, err)
+	require.NoError(t, b.Init())
+	t.Cleanup(func() { _ = b.Destroy() })
+	return b, c
+}
+
 // TestCorruptEntryRepackedAtFirstCompute: under cache.VerifyOnCompute a warm
 // launch whose file has one entry's bytes changed initializes without
 // checking anything, and its first inference finds the corruption before
@@ -33,18 +47,7 @@ func TestCorruptEntryRepackedAtFirstCompute(t *testing.T) {
 	x := p.Input(2, 7)
 	opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
 
-	// launch opens a fresh cache (a new process), initializes the program
-	// and returns the backend, ready to run, and its cache.
-	launch := func() (*Backend, *cache.Cache) {
-		c, err := cache.Open(opts)
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, c.Close()) })
-		b, err := NewBackend(p, k, c)
-		require.NoError(t, err)
-		require.NoError(t, b.Init())
-		t.Cleanup(func() { _ = b.Destroy() })
-		return b, c
-	}
+	launch := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 
 	cold, _ := launch()
 	want, err := cold.Run(x, 2)
@@ -102,4 +105,41 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	require.Equal(t, cold.OutputDigest, warm.OutputDigest)
 	require.Equal(t, uint64(1), warm.Repacks[cache.RepackCorrupt])
 	require.Equal(t, 1, warm.Packed)
+}
+
+// TestNoOutputFromUnverifiedBytes (I13): whichever entries rot before a warm
+// launch under cache.VerifyOnCompute (the first layer, one found mid-
+// inference after earlier layers computed, the last, or several at once),
+// init checks nothing and re-packs nothing, the first inference re-packs
+// exactly the rotten layers with reason corrupt, and its output is the
+// cold launch's bit for bit.
+func TestNoOutputFromUnverifiedBytes(t *testing.T) {
+	p, err := Preset(PresetSmall, 1)
+	require.NoError(t, err)
+	k := kernels.NewRegistry().Default()
+	x := p.Input(3, 11)
+	last := p.NumLayers() - 1
+	for _, rot := range [][]int{{0}, {last / 2}, {last}, {0, last / 2, last}} {
+		path := tempPath(t, "c.xpwc")
+		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
+		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
+		cold, _ := run()
+		want, err := cold.Run(x, 3)
+		require.NoError(t, err)
+		for _, i := range rot {
+			flipEntryByte(t, path, p.layers[i].WeightName())
+		}
+		b, c := run()
+		require.Zero(t, c.Stats().Verified, "layers %v: init checked data", rot)
+		require.Zero(t, c.Stats().Corrupt, "layers %v: init found corruption", rot)
+		require.Zero(t, b.Stats().Packed, "layers %v: init re-packed", rot)
+		got, err := b.Run(x, 3)
+		require.NoError(t, err)
+		require.Equal(t, want.Digest, got.Digest, "layers %v: an output was computed from unverified bytes", rot)
+		requireBitsEqual(t, want.Output, got.Output)
+		st := c.Stats()
+		require.Equal(t, uint64(len(rot)), st.Repacks[cache.RepackCorrupt], "layers %v", rot)
+		require.Equal(t, len(rot), b.Stats().Repaired, "layers %v", rot)
+		require.Equal(t, uint64(p.NumLayers()), st.Verified, "layers %v: every entry checked once at its compute", rot)
+	}
 }
