@@ -28,7 +28,7 @@ func runnable(cfg worldConfig, s *model.State, op spec.Op, holder spec.Proc) boo
 		// enumeration's (faultinject/crashpoint), on bytes.
 		return false
 	}
-	if cfg.v2 && !v2Demands(cfg, s, op) {
+	if !v2Demands(cfg, s, op) {
 		return false
 	}
 	if op.Kind != spec.EvCrash || op.Branch != spec.BranchMidSave {
@@ -115,7 +115,7 @@ func alone(s *model.State, p spec.Proc) bool {
 }
 
 // v2Setups are the filesystems the v2 property covers.
-var v2Setups = []worldConfig{{backend: backendOS, v2: true}, {backend: backendCrashFS, v2: true}}
+var v2Setups = []worldConfig{{backend: backendOS}, {backend: backendCrashFS}}
 
 // TestConformanceV2 runs the sequences sim's generator draws, restricted
 // to what v2 is held to (runnable, v2Demands), on the model and the real

@@ -76,29 +76,14 @@ const (
 
 func (b backend) String() string { return [...]string{"os", "crashfs"}[b] }
 
-// worldConfig is what a v2 sequence runs on.
+// worldConfig is what a sequence runs on: the caches write spec.FormatV2
+// (ExecuTorch's layout), and runnable keeps sequences to what v2
+// guarantees. (v3 runs in sim's world.)
 type worldConfig struct {
 	backend backend
-	// v2 runs the caches with spec.FormatV2 (ExecuTorch's layout) instead
-	// of v3; runnable keeps such sequences to what v2 guarantees.
-	v2 bool
 }
 
-// format is the file format the caches write and the harness parses.
-func (c worldConfig) format() spec.Format {
-	if c.v2 {
-		return spec.FormatV2
-	}
-	return spec.FormatV3
-}
-
-func (c worldConfig) String() string {
-	s := c.backend.String()
-	if c.v2 {
-		s += " v2"
-	}
-	return s
-}
+func (c worldConfig) String() string { return c.backend.String() + " v2" }
 
 // lossModes are the power-loss outcomes the harness draws from, by the
 // step's position (so a printed sequence replays the same losses): every
@@ -158,15 +143,12 @@ type fileView struct {
 	exists  bool
 	err     error
 	entries map[string]spec.Key
-	v2      bool // parsed as v2, whose keys hold name and seed only
 }
 
-// stored is k as the file's format stores it: v2 keeps neither the
-// fingerprint nor the source digest.
-func (v fileView) stored(k spec.Key) spec.Key {
-	if v.v2 {
-		k.Fingerprint, k.Source = 0, 0
-	}
+// stored is k as v2 stores it: neither the fingerprint nor the source
+// digest.
+func stored(k spec.Key) spec.Key {
+	k.Fingerprint, k.Source = 0, 0
 	return k
 }
 
@@ -237,12 +219,10 @@ func (w *world) alone(p spec.Proc) bool {
 
 // crash kills process p. On crashfs, with no other instance open, the
 // whole filesystem goes through ProcessCrash: open files, locks and
-// mappings vanish without a close, the page cache stays. midSave first
-// cuts a commit of p's after its first mutating call, so the commit point
-// is never reached; a v2 file already ends in the space p appended, which
-// is what the model's mid-save leaves, so nothing is cut. Otherwise the
-// instance is closed (end), which leaves the same disk for v3 and for a
-// v2 file with nothing appended.
+// mappings vanish without a close, the page cache stays. For midSave
+// nothing is cut: the file already ends in the space p appended, which is
+// what the model's mid-save leaves. Otherwise the instance is closed
+// (end), which leaves the same disk for a file with nothing appended.
 func (w *world) crash(p spec.Proc, midSave bool) error {
 	rp := &w.procs[p]
 	if rp.c == nil || w.cfs == nil || !w.alone(p) {
@@ -251,38 +231,23 @@ func (w *world) crash(p spec.Proc, midSave bool) error {
 		}
 		return w.end(p)
 	}
-	if midSave && !w.cfg.v2 {
-		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
-		_ = rp.c.Save()
-	}
 	w.cfs = w.cfs.ProcessCrash()
 	w.fsys = w.cfs
 	w.fresh(p)
 	return nil
 }
 
-// powerLoss kills every process. On crashfs only what was synced survives,
-// plus the share of the rest the step's loss mode keeps; midSave first
-// cuts a commit of holder's after its first mutating call. On the OS
-// filesystem every instance is closed (nothing can be lost there).
-func (w *world) powerLoss(midSave bool, holder spec.Proc) error {
+// powerLoss kills every process (never inside a commit: v2Demands). On
+// crashfs only what was synced survives, plus the share of the rest the
+// step's loss mode keeps. On the OS filesystem every instance is closed
+// (nothing can be lost there).
+func (w *world) powerLoss() error {
 	if w.cfs == nil {
-		if midSave {
-			return fmt.Errorf("harness: power loss inside a commit needs crashfs")
-		}
 		var err error
 		for p := range w.procs {
 			err = errors.Join(err, w.end(spec.Proc(p)))
 		}
 		return err
-	}
-	if midSave {
-		c := w.procs[holder].c
-		if c == nil {
-			return fmt.Errorf("harness: power loss inside a commit of %s, which has no instance", holder)
-		}
-		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
-		_ = c.Save()
 	}
 	cfg := crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]}
 	w.cfs = w.cfs.PowerLossWith(cfg)
@@ -302,10 +267,10 @@ func (w *world) powerLoss(midSave bool, holder spec.Proc) error {
 func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 	w.step++
 	var o observation
-	if w.cfg.v2 && (op.Kind == spec.OpFinalize || op.Kind == spec.OpSave) {
+	if op.Kind == spec.OpFinalize || op.Kind == spec.OpSave {
 		// A v2 writer whose file ends in space it appended since its
 		// commit commits again to end it with a footer (docs/cache.md).
-		f := readFile(w.fsys, w.path, true)
+		f := readFile(w.fsys, w.path)
 		o.tailOpen = f.exists && f.err != nil
 	}
 	var before cache.Stats
@@ -319,7 +284,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 	switch op.Kind {
 	case spec.OpInit:
 		if rp.c == nil {
-			rp.c, o.err = cache.Open(cache.Options{Path: w.path, FS: w.fsys, Format: w.cfg.format(), CompactGarbageRatio: -1})
+			rp.c, o.err = cache.Open(cache.Options{Path: w.path, FS: w.fsys, Format: spec.FormatV2, CompactGarbageRatio: -1})
 		}
 		if o.err == nil {
 			o.err = rp.c.InitializeForProgram(op.Program.String())
@@ -367,7 +332,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 			w.tally.midSave++
 		}
 		if op.Crash == spec.CrashPower {
-			o.err = w.powerLoss(mid, holder)
+			o.err = w.powerLoss()
 		} else {
 			o.err = w.crash(op.Proc, mid)
 		}
@@ -390,7 +355,7 @@ func (w *world) apply(op spec.Op, holder spec.Proc) observation {
 			w.tally.hits++
 		}
 	}
-	o.file = readFile(w.fsys, w.path, w.cfg.v2)
+	o.file = readFile(w.fsys, w.path)
 	for p := range w.procs {
 		if c := w.procs[p].c; c != nil {
 			o.open[p] = true
@@ -438,12 +403,12 @@ func sum(m map[cache.HeapReason]uint64) uint64 {
 	return s
 }
 
-func readFile(fsys vfs.FS, path string, v2 bool) fileView {
+func readFile(fsys vfs.FS, path string) fileView {
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fileView{v2: v2}
+		return fileView{}
 	}
-	v := fileView{exists: true, err: err, v2: v2}
+	v := fileView{exists: true, err: err}
 	if err != nil {
 		return v
 	}
@@ -453,24 +418,13 @@ func readFile(fsys vfs.FS, path string, v2 bool) fileView {
 		v.err = err
 		return v
 	}
-	var entries []spec.Entry
-	if v2 {
-		var parsed *spec.V2File
-		if parsed, err = spec.ParseV2(f, size); err == nil {
-			entries = parsed.Entries
-		}
-	} else {
-		var parsed *spec.V3File
-		if parsed, err = spec.ParseV3(f, size); err == nil {
-			entries = parsed.Entries
-		}
-	}
+	parsed, err := spec.ParseV2(f, size)
 	if err != nil {
 		v.err = err
 		return v
 	}
 	v.entries = map[string]spec.Key{}
-	for _, e := range entries {
+	for _, e := range parsed.Entries {
 		v.entries[e.Key.Weight] = e.Key
 	}
 	return v
@@ -507,7 +461,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 			spec.LoadMissing: spec.LoadMissing, spec.LoadOK: spec.LoadOK, spec.LoadRejected: spec.LoadRejected,
 			spec.LoadLocked: spec.LoadLocked,
 		}[r.Load]
-		if o.file.v2 && s.Disk.State == model.DiskValid && emptyIndex(b, s) {
+		if s.Disk.State == model.DiskValid && emptyIndex(b, s) {
 			// v2 cannot express an empty index: its commit removes the
 			// file, which the next load finds missing. While another
 			// process holds the writer lock, the load finds the lock on
@@ -556,7 +510,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 	// commits or closes (only the holder can read it then: a load waits
 	// for the lock).
 	switch state := s.Disk.State; {
-	case o.file.v2 && holderAppended(s):
+	case holderAppended(s):
 	case state == model.DiskEmpty:
 		if o.file.exists {
 			bad("file: model has no commit, file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
@@ -565,7 +519,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		if o.file.err == nil {
 			bad("file: model has an unreadable index, the file parses (%d entries)", len(o.file.entries))
 		}
-	case state == model.DiskValid && o.file.v2 && emptyIndex(b, s):
+	case state == model.DiskValid && emptyIndex(b, s):
 		if o.file.exists {
 			bad("file: model has an empty index, the v2 file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
 		}
@@ -578,7 +532,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		for n := 0; n < b.Names; n++ {
 			if rec := s.Disk.Idx[n]; rec.Present() {
 				pk := rec.Packing()
-				want[spec.Name(n).String()] = o.file.stored(key(spec.Name(n), pk.Kernel, pk.Source))
+				want[spec.Name(n).String()] = stored(key(spec.Name(n), pk.Kernel, pk.Source))
 			}
 		}
 		if fmt.Sprint(want) != fmt.Sprint(o.file.entries) {
@@ -600,7 +554,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		sort.Strings(got)
 		// v2 removes the file for an empty index; an instance that finds
 		// it gone forgets the entries it mapped from it.
-		gone := o.file.v2 && s.Disk.State == model.DiskValid && emptyIndex(b, s)
+		gone := s.Disk.State == model.DiskValid && emptyIndex(b, s)
 		var want []string
 		for n := 0; n < b.Names; n++ {
 			e := pr.Ents[n]
