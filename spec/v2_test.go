@@ -166,6 +166,7 @@ func TestV2Errors(t *testing.T) {
 	}
 	a := etEntry("a", 0, 100, 1)
 	b := etEntry("b", 4096, 100, 2)
+	long := etEntry("a-long-name-to-pad-the-index-out", 0, 1, 1) // 56 bytes
 	cases := []struct {
 		name  string
 		file  []byte
@@ -198,35 +199,52 @@ func TestV2Errors(t *testing.T) {
 		{"overlap, offset order", good(etEntry("a", 0, 4097, 1), b), spec.ErrOverlap, "file_offset"},
 		{"overlap, hash order", good(b, etEntry("c", 0, 5000, 1)), spec.ErrOverlap, "file_offset"},
 		{"same offset twice", good(a, etEntry("c", 0, 1, 1)), spec.ErrOverlap, "file_offset"},
+		// At the exact bounds, and errors past the first entry.
+		{"bad magic after data", append(make([]byte, 100), etFooter(0, 1, 0x58505744, 2)...), spec.ErrBadMagic, "magic"},
+		{"version 1 footer after data", append(make([]byte, 100), etFooter(0, 1, spec.V2Magic, 1)...), spec.ErrUnsupportedVersion, "version"},
+		{"four bytes left for an entry", withFooter(append(long, 0, 0, 0, 0), 2), spec.ErrEntryOutOfBounds, "name_len"},
+		{"name_len one past index", withFooter(append(le.AppendUint32(nil, 21), make([]byte, 40)...), 1), spec.ErrEntryOutOfBounds, "name_len"},
+		{"second name_len past index", withFooter(append(long, append(le.AppendUint32(nil, 21), make([]byte, 40)...)...), 2), spec.ErrEntryOutOfBounds, "name_len"},
+		{"second entry misaligned", good(a, etEntry("bb", 4096+512, 1, 1)), spec.ErrMisaligned, "file_offset"},
+		{"second name with NUL", good(a, etEntry("\x00", 4096, 64, 1)), spec.ErrBadName, "name"},
+		{"duplicate name, third entry", good(a, b, etEntry("b", 0, 1, 9)), spec.ErrDuplicateName, "name"},
 	}
 	// Where each error points: the field, its byte offset, the value read.
 	where := map[string]fieldAt{
-		"empty file":              {"file_size", 0, 0},
-		"19 bytes":                {"file_size", 0, 19},
-		"bad magic":               {"magic", 12, 1481660228},
-		"version 3 footer":        {"version", 16, 3},
-		"index_start past footer": {"index_start", 10, 11},
-		"index_start huge":        {"index_start", 10, 9223372036854775808},
-		"count zero with entries": {"entry_count", 8225, 0},
-		"count beyond index size": {"entry_count", 8225, 2},
-		"count 2^32-1":            {"entry_count", 8225, 4294967295},
-		"index ends before count": {"entry_count", 8258, 2},
-		"trailing bytes":          {"index", 8217, 3},
-		"one entry too many":      {"index", 8217, 25},
-		"name_len past index":     {"name_len", 8192, 1000},
-		"name_len 2^32-1":         {"name_len", 8192, 4294967295},
-		"partial entry":           {"entry_count", 8235, 2},
-		"data past index_start":   {"file_offset", 8197, 4096},
-		"offset at index_start":   {"file_offset", 8197, 8192},
-		"size overflows":          {"file_offset", 8197, 4096},
-		"misaligned offset":       {"file_offset", 8197, 64},
-		"empty name":              {"name_len", 8192, 0},
-		"name with NUL":           {"name", 8196, 3},
-		"name too long":           {"name_len", 8192, 8193},
-		"duplicate name":          {"name", 8192, 1},
-		"overlap, offset order":   {"file_offset", 8192, 4096},
-		"overlap, hash order":     {"file_offset", 8192, 4096},
-		"same offset twice":       {"file_offset", 8192, 0},
+		"empty file":                   {"file_size", 0, 0},
+		"19 bytes":                     {"file_size", 0, 19},
+		"bad magic":                    {"magic", 12, 1481660228},
+		"version 3 footer":             {"version", 16, 3},
+		"index_start past footer":      {"index_start", 10, 11},
+		"index_start huge":             {"index_start", 10, 9223372036854775808},
+		"count zero with entries":      {"entry_count", 8225, 0},
+		"count beyond index size":      {"entry_count", 8225, 2},
+		"count 2^32-1":                 {"entry_count", 8225, 4294967295},
+		"index ends before count":      {"entry_count", 8258, 2},
+		"trailing bytes":               {"index", 8217, 3},
+		"one entry too many":           {"index", 8217, 25},
+		"name_len past index":          {"name_len", 8192, 1000},
+		"name_len 2^32-1":              {"name_len", 8192, 4294967295},
+		"partial entry":                {"entry_count", 8235, 2},
+		"data past index_start":        {"file_offset", 8197, 4096},
+		"offset at index_start":        {"file_offset", 8197, 8192},
+		"size overflows":               {"file_offset", 8197, 4096},
+		"misaligned offset":            {"file_offset", 8197, 64},
+		"empty name":                   {"name_len", 8192, 0},
+		"name with NUL":                {"name", 8196, 3},
+		"name too long":                {"name_len", 8192, 8193},
+		"duplicate name":               {"name", 8192, 1},
+		"overlap, offset order":        {"file_offset", 8192, 4096},
+		"overlap, hash order":          {"file_offset", 8192, 4096},
+		"same offset twice":            {"file_offset", 8192, 0},
+		"bad magic after data":         {"magic", 112, 0x58505744},
+		"version 1 footer after data":  {"version", 116, 1},
+		"four bytes left for an entry": {"name_len", 8192 + 56, 0},
+		"name_len one past index":      {"name_len", 8192, 21},
+		"second name_len past index":   {"name_len", 8192 + 56, 21},
+		"second entry misaligned":      {"file_offset", 8192 + 25 + 4 + 2, 4096 + 512},
+		"second name with NUL":         {"name", 8192 + 25 + 4, 1},
+		"duplicate name, third entry":  {"name", 8192, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,4 +292,21 @@ func TestV2EveryPrefixRejected(t *testing.T) {
 		_, err := parseV2(file[:n])
 		require.ErrorIs(t, err, spec.ErrCorrupt, "prefix %d", n)
 	}
+}
+
+// TestEncodersAllocateOnce: the index encoders size their output from the
+// entries before writing (a writer encodes a million-entry index on every
+// save), so each encode is one allocation of exactly the encoded length;
+// names with a bias and of different lengths count every byte.
+func TestEncodersAllocateOnce(t *testing.T) {
+	entries := []spec.Entry{
+		{Key: spec.Key{Weight: "layers.0.w", Bias: "layers.0.bias"}, Offset: 4096, Size: 10},
+		{Key: spec.Key{Weight: "w"}, Offset: 8192, Size: 10},
+		{Key: spec.Key{Weight: "layers.1.w", Bias: "b"}, Offset: 12288, Size: 10},
+	}
+	var v2, v3 []byte
+	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { v2 = spec.EncodeV2Index(16384, entries) }), "v2")
+	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { v3 = spec.EncodeV3Index(entries) }), "v3")
+	assert.Equal(t, len(v2), cap(v2), "v2 capacity")
+	assert.Equal(t, len(v3), cap(v3), "v3 capacity")
 }

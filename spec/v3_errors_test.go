@@ -118,7 +118,8 @@ func TestV3Errors(t *testing.T) {
 	}
 	badPad := rawV3Entry("w\x00", page, 1) // 52 + 2 name bytes + 2 padding
 	badPad[55] = 1
-	longName := string(bytes.Repeat([]byte{'n'}, 100)) + "\x00"
+	longName := string(bytes.Repeat([]byte{'n'}, 100)) + "\x00" // a 160-byte entry
+	w := func(n int) string { return string(bytes.Repeat([]byte{'w'}, n)) }
 	cases := []struct {
 		name string
 		file []byte
@@ -168,6 +169,21 @@ func TestV3Errors(t *testing.T) {
 		{"duplicate name", ok(one, rawV3Entry("w\x00", 2*page, 10)), spec.ErrDuplicateName},
 		{"overlap", ok(rawV3Entry("w\x00", page, page+1), two), spec.ErrOverlap},
 		{"overlap, unordered", ok(two, rawV3Entry("w\x00", page, page+1)), spec.ErrOverlap},
+		// At the exact bounds: one byte either side of what fits.
+		{"first reserved byte set", slot(func(s []byte) { s[48] = 7; fixSlot(s) }), spec.ErrBadSlot},
+		{"last reserved byte set", slot(func(s []byte) { s[507] = 9; fixSlot(s) }), spec.ErrBadSlot},
+		{"index length one past end", commit(func(c *spec.Commit) { c.IndexLen++ }), spec.ErrIndexOutOfBounds},
+		{"index one byte shorter than its header", commit(func(c *spec.Commit) { c.IndexLen = 15; c.IndexCRC = 0 }), spec.ErrIndexOutOfBounds},
+		{"count one past what fits", v3File(2, rawV3Index(2, one), nil), spec.ErrCountMismatch},
+		{"padding past index", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1), rawV3Entry("w\x00b", page, 1)[:55]), nil), spec.ErrEntryOutOfBounds},
+		{"entry of only its fixed fields", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1), rawV3Entry("", 2*page, 1)[:52]), nil), spec.ErrEntryOutOfBounds},
+		{"entry one byte short", v3File(2, rawV3Index(2, rawV3Entry(longName, page, 1), two[:51]), nil), spec.ErrEntryOutOfBounds},
+		{"name_len one past index", v3File(2, rawV3Index(1, append(rawV3Entry("w\x00", page, 1)[:48], 5, 0, 0, 0, 'w', 0, 0, 0)), nil), spec.ErrEntryOutOfBounds},
+		{"name_len over the longest name", ok(rawV3Entry(w(spec.MaxNameLen)+"\x00"+w(spec.MaxNameLen+1), page, 10)), spec.ErrBadName},
+		{"data one byte past end of file", ok(rawV3Entry("w\x00", page, 3*page+16+56-page+1)), spec.ErrEntryOutOfBounds},
+		{"data into the index", ok(rawV3Entry("w\x00", 2*page, page+1)), spec.ErrEntryOutOfBounds},
+		{"second entry misaligned", ok(one, rawV3Entry("v\x00", 2*page+8, 10)), spec.ErrMisaligned},
+		{"bias name too long", ok(rawV3Entry("w\x00"+w(spec.MaxNameLen+1), page, 10)), spec.ErrBadName},
 	}
 	// Where each error points: the field, its byte offset, the value read
 	// (anyVal: a checksum computed over the bytes).
@@ -216,6 +232,20 @@ func TestV3Errors(t *testing.T) {
 		"duplicate name":                                   {"name", 12288, 1},
 		"overlap":                                          {"offset", 12288, 8192},
 		"overlap, unordered":                               {"offset", 12288, 8192},
+		"first reserved byte set":                          {"reserved", 560, 7},
+		"last reserved byte set":                           {"reserved", 1019, 9},
+		"index length one past end":                        {"index_len", 544, 73},
+		"index one byte shorter than its header":           {"index_len", 544, 15},
+		"count one past what fits":                         {"count", 12296, 2},
+		"padding past index":                               {"padding", 12288 + 16 + 160 + 55, 1},
+		"entry of only its fixed fields":                   {"padding", 12288 + 16 + 160 + 52, 4},
+		"entry one byte short":                             {"entry", 12464, 51},
+		"name_len one past index":                          {"name_len", 12352, 5},
+		"name_len over the longest name":                   {"name_len", 12352, 2*spec.MaxNameLen + 2},
+		"data one byte past end of file":                   {"size", 12312, 12360 - 4096 + 1},
+		"data into the index":                              {"offset", 12304, 8192},
+		"second entry misaligned":                          {"offset", 12360, 8200},
+		"bias name too long":                               {"name", 12356, spec.MaxNameLen + 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
