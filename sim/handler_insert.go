@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/xpwc/xpwc/spec"
+import (
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
 
 // handleInsert inserts the packing made into the reservation of name n.
 func (w *world) handleInsert(pr *proc, op spec.Op) (spec.Result, error) {
@@ -8,8 +11,19 @@ func (w *world) handleInsert(pr *proc, op spec.Op) (spec.Result, error) {
 	if pr.pending[n].Buf == nil {
 		return spec.Result{}, errNoInstance(op)
 	}
+	before := heapBytes(pr.c.Stats())
 	err := pr.c.Insert(pr.key(n), pr.pending[n])
+	w.toHeap = heapBytes(pr.c.Stats()) > before
 	pr.pending[n] = Reservation{}
 	pr.checked[n] = pr.checked[n] || err == nil
 	return spec.Result{Failed: err != nil}, nil
+}
+
+// heapBytes is the bytes an instance keeps on the heap, for every reason.
+func heapBytes(st cache.Stats) uint64 {
+	var n uint64
+	for _, v := range st.HeapBytes {
+		n += v
+	}
+	return n
 }

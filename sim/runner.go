@@ -344,7 +344,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			}
 		}
 		if derr == nil && !r.partial() && r.cfg.Open == nil {
-			derr = r.compareNames()
+			derr = r.compareInstances(out.Op)
 		}
 		if derr == nil && !r.partial() && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
 			// With a writer's session open the file grows by reservations
@@ -405,11 +405,19 @@ func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
 		Model: DescribeResult(out.Op, want), Cache: c}
 }
 
-// compareNames holds every open instance of the in-process cache to the
-// model after every step: the instance indexes exactly the model's present,
-// non-retired entries (an implementation behind the protocol does not list
-// its entries, so only the in-process cache is held to it).
-func (r *Runner) compareNames() *DivergenceError {
+// compareInstances holds every open instance of the in-process cache to
+// the model after every step: the instance indexes exactly the model's
+// present, non-retired entries, and an insert lands on the heap exactly
+// when the model's entry does (an implementation behind the protocol
+// lists neither, so only the in-process cache is held to them).
+func (r *Runner) compareInstances(op spec.Op) *DivergenceError {
+	if op.Kind == spec.OpInsert {
+		want := r.st.Procs[op.Proc].Ents[op.Name].Status == spec.EntryHeap
+		if want != r.real.toHeap {
+			say := map[bool]string{false: "file", true: "heap"}
+			return &DivergenceError{Step: r.steps, Op: op.String(), What: "insert placement", Model: say[want], Cache: say[r.real.toHeap]}
+		}
+	}
 	for p := 0; p < r.bounds.Procs; p++ {
 		pr := &r.st.Procs[p]
 		c := r.real.procs[p].c
