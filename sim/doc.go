@@ -20,6 +20,9 @@
 //	Scenarios() ([]File, error)              // the embedded suite
 //	Generate(seed, steps, design) []spec.Op  // random valid ops
 //	Shrink(ops, fails) []spec.Op             // delta debugging
+//	CheckSeed(cfg, d, b, seed, steps, found) Checked
+//	                                         // one seed of simrun random and of
+//	                                         // model/conformance's property
 //
 // docs/scenarios.md describes the language, the backends and every
 // scenario file.
