@@ -111,7 +111,7 @@ func Designs() []Design {
 			Name:          "no-commit-point",
 			Source:        "ExecuTorch v2 trailer (save: ftruncate, pwrite footer, fsync; no checksum)",
 			Summary:       "a crash between the truncate and the trailer write leaves no loadable index (every saved entry lost), and weight bytes that happen to parse as a trailer are accepted as an index.",
-			Expect:        []spec.InvariantID{spec.InvCommitSurvives, spec.InvNoCorruptHit},
+			Expect:        []spec.InvariantID{spec.InvCommitSurvives, spec.InvNoCorruptHit, spec.InvNoUncheckedUse},
 			NoCommitPoint: true,
 		},
 	}

@@ -28,6 +28,7 @@ func checks() map[spec.InvariantID]invariantCheck {
 		spec.InvSingleWriter:    singleWriter,
 		spec.InvLoadTotal:       loadTotal,
 		spec.InvFallbackNoError: fallbackNoError,
+		spec.InvNoUncheckedUse:  noUncheckedUse,
 	}
 }
 
@@ -113,6 +114,21 @@ func noCorruptHit(_ *Bounds, t Transition) bool {
 		return true
 	}
 	return r.Bytes.Intact || r.Bytes.LateCorrupt
+}
+
+// I13: the bytes a hit hands to the compute were checked by this instance
+// or packed by it. In the model a hit is what XNNPACK's operator computes
+// from (it reads the pointer the look-up returned), so the check must have
+// happened by the end of the look-up; the cache's on-compute policy moves
+// the same check to the runtime's read right before the compute
+// (impl/runtime TestNoOutputFromUnverifiedBytes), an ordering the model does
+// not separate from the look-up.
+func noUncheckedUse(_ *Bounds, t Transition) bool {
+	op := t.Out.Op
+	if op.Kind != spec.OpLookUp || !t.Out.Result.Hit {
+		return true
+	}
+	return t.Out.Next.Procs[op.Proc].Ents[op.Name].Verified
 }
 
 // I3: the loadable index is the last visible commit.

@@ -73,6 +73,12 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 		{spec.InvLoadTotal, spec.Op{Kind: spec.OpInit},
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Place: spec.PlaceFile, Failed: true} },
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Place: spec.PlaceFile} }},
+		{spec.InvNoUncheckedUse, spec.Op{Kind: spec.OpLookUp},
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}}
+				o.Next.Procs[0].Ents[0].Verified = false
+			},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}} }},
 		{spec.InvFallbackNoError, spec.Op{Kind: spec.OpReserve},
 			func(_ *State, o *Outcome) { o.Result.Failed = true },
 			func(_ *State, o *Outcome) { o.Result.Place = spec.PlaceHeap }},
@@ -84,6 +90,9 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 			prev := Init(b)
 			prev.Procs[0].OptModule = true
 			o := Outcome{Op: c.op, Next: prev}
+			// The entry a hit hands out was checked (I13), unless a case
+			// says otherwise.
+			o.Next.Procs[0].Ents[0].Verified = true
 			if bad {
 				c.bad(&prev, &o)
 			} else {

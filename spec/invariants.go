@@ -20,6 +20,7 @@ const (
 	InvSingleWriter    InvariantID = "I10-single-writer"
 	InvLoadTotal       InvariantID = "I11-load-total"
 	InvFallbackNoError InvariantID = "I12-fallback-no-error"
+	InvNoUncheckedUse  InvariantID = "I13-no-unverified-compute"
 )
 
 // Invariant is one row of the invariant table.
@@ -46,6 +47,7 @@ func Invariants() []Invariant {
 		{InvSingleWriter, G6, "At most one process holds the writer lock, and only the holder has appended data that is not committed yet: appends and commits never interleave."},
 		{InvLoadTotal, G7, "Initializing a program succeeds whatever the file holds: a missing, empty, corrupt or forged index is a recorded load outcome followed by a clean rebuild, never an error."},
 		{InvFallbackNoError, G8, "Reserve, insert and finalize never fail the runtime: a busy lock or an I/O failure puts the packing on the heap, or leaves the commit pending, with a recorded reason. An explicit save or invalidation may report that it could not commit now, and then only with a recorded reason."},
+		{InvNoUncheckedUse, G1, "No output is computed from packed bytes of a checksummed file that this instance neither packed nor checked: the data check of an entry comes before the first compute that reads it (at the look-up under on-first-use, at the compute's read under on-compute, at load under on-load), and an entry that fails is re-packed from the source before that compute. Only the off policy waives it, and formats without data checksums (v2) cannot keep it."},
 	}
 }
 

@@ -19,7 +19,7 @@ func LifecycleMarkdown() string {
 	w("The vocabulary that the model (`model/`), the scenario files (`sim/testdata`), the conformance\n")
 	w("harness and `simrun` share. Processes are named A, B, …, programs P1, P2, …, packed weights\n")
 	w("w0, w1, … (at most %d processes, %d programs, %d names in a scenario). Guarantees are those\n", MaxProcs, MaxPrograms, MaxNames)
-	w("of [guarantees.md](guarantees.md) G1–G8; invariants I1–I12 are what the explorer checks at\n")
+	w("of [guarantees.md](guarantees.md) G1–G8; invariants I1–I13 are what the explorer checks at\n")
 	w("every transition.\n\n")
 
 	w("## Operations and events\n\n")

@@ -107,7 +107,7 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	require.Equal(t, 1, warm.Packed)
 }
 
-// TestNoOutputFromUnverifiedBytes (I13): whichever entries rot before a warm
+// TestNoOutputFromUnverifiedBytes (I13-no-unverified-compute, G1): whichever entries rot before a warm
 // launch under cache.VerifyOnCompute (the first layer, one found mid-
 // inference after earlier layers computed, the last, or several at once),
 // init checks nothing and re-packs nothing, the first inference re-packs
