@@ -172,3 +172,80 @@ var errDisk = errors.New("disk on fire")
 type failingReader struct{}
 
 func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errDisk }
+
+// TestByteMapExact: hand-laid files mapped range by range. Padding runs to
+// the next page boundary after an entry (one byte after a page-minus-one
+// entry, none after an entry ending on a boundary) and never into the next
+// range; before an index it runs only to the index's alignment (none in
+// v2, 8 bytes in v3), so a gap before the index is dead.
+func TestByteMapExact(t *testing.T) {
+	const page = 4096
+	data := func(off, n int64, name string) spec.Range {
+		return spec.Range{Off: off, Len: n, Kind: spec.RangeData, Name: name}
+	}
+	pad := func(off, n int64, name string) spec.Range {
+		return spec.Range{Off: off, Len: n, Kind: spec.RangePadding, Name: name}
+	}
+	dead := func(off, n int64) spec.Range { return spec.Range{Off: off, Len: n, Kind: spec.RangeDead} }
+
+	// v2: five pages of data, then three 25-byte entries and the footer.
+	v2 := make([]byte, 5*page)
+	v2 = append(v2, etEntry("a", 0, page-1, 1)...)
+	v2 = append(v2, etEntry("b", 2*page, page+1, 1)...)
+	v2 = append(v2, etEntry("c", 4*page, 1, 1)...)
+	v2 = append(v2, etFooter(5*page, 3, spec.V2Magic, 2)...)
+	f2, err := parseV2(v2)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		data(0, page-1, "a"), pad(page-1, 1, "a"), dead(page, page),
+		data(2*page, page+1, "b"), pad(3*page+1, page-1, "b"),
+		data(4*page, 1, "c"), dead(4*page+1, page-1),
+		{Off: 5 * page, Len: 75, Kind: spec.RangeIndex},
+		{Off: 5*page + 75, Len: 20, Kind: spec.RangeFooter},
+	}, spec.MapV2(f2))
+
+	// v3: the header page, a at page 1, b (8 bytes) at page 3, then dead
+	// bytes up to the index at 3 pages + 512.
+	idx := rawV3Index(2, rawV3Entry("a\x00", page, page-1), rawV3Entry("b\x00", 3*page, 8))
+	v3 := spec.EncodeV3Header(page)
+	v3 = append(v3, make([]byte, 3*page+512-len(v3))...)
+	v3 = append(v3, idx...)
+	copy(v3[512:], rawSlot(4, page, 1, 3*page+512, uint64(len(idx)), spec.CRC32C(idx)))
+	f3, err := parseV3(v3)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		{Off: 0, Len: 512, Kind: spec.RangeSlot, Name: "slot 0"},
+		{Off: 512, Len: 512, Kind: spec.RangeSlot, Name: "slot 1"},
+		{Off: 1024, Len: page - 1024, Kind: spec.RangeHeader},
+		data(page, page-1, "a"), pad(2*page-1, 1, "a"), dead(2*page, page),
+		data(3*page, 8, "b"), dead(3*page+8, 504),
+		{Off: 3*page + 512, Len: int64(len(idx)), Kind: spec.RangeIndex},
+	}, spec.MapV3(f3))
+
+	// b ending 3 bytes short of an 8-byte boundary: those 3 are padding.
+	idx = rawV3Index(1, rawV3Entry("b\x00", page, 13))
+	v3 = spec.EncodeV3Header(page)
+	v3 = append(v3, make([]byte, page+512-len(v3))...)
+	v3 = append(v3, idx...)
+	copy(v3[512:], rawSlot(4, page, 1, page+512, uint64(len(idx)), spec.CRC32C(idx)))
+	f3, err = parseV3(v3)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		data(page, 13, "b"), pad(page+13, 3, "b"), dead(page+16, 512-16),
+		{Off: page + 512, Len: int64(len(idx)), Kind: spec.RangeIndex},
+	}, spec.MapV3(f3)[3:])
+
+	// Data after the index, the last range of the file: padded to the end
+	// of the file, which comes before the next page boundary.
+	idx = rawV3Index(1, rawV3Entry("c\x00", 2*page, 10))
+	v3 = spec.EncodeV3Header(page)
+	v3 = append(v3, idx...)
+	v3 = append(v3, make([]byte, 2*page+100-len(v3))...)
+	copy(v3[512:], rawSlot(4, page, 1, page, uint64(len(idx)), spec.CRC32C(idx)))
+	f3, err = parseV3(v3)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		{Off: page, Len: int64(len(idx)), Kind: spec.RangeIndex}, dead(page+int64(len(idx)), page-int64(len(idx))),
+		data(2*page, 10, "c"), pad(2*page+10, 90, "c"),
+	}, spec.MapV3(f3)[3:])
+}
