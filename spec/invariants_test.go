@@ -51,3 +51,25 @@ func TestInvariantTable(t *testing.T) {
 	_, ok := InvariantByID("I0-none")
 	assert.False(t, ok)
 }
+
+func TestVerifyPolicyTable(t *testing.T) {
+	ps := VerifyPolicies()
+	require.Len(t, ps, 4)
+	seen := map[VerifyPolicyID]bool{}
+	for _, p := range ps {
+		assert.Regexp(t, `^[a-z][a-z-]*$`, string(p.ID))
+		assert.False(t, seen[p.ID], "duplicate %s", p.ID)
+		seen[p.ID] = true
+		assert.NotEmpty(t, p.When)
+		assert.NotEmpty(t, p.Statement)
+		got, ok := VerifyPolicyByID(p.ID)
+		assert.True(t, ok)
+		assert.Equal(t, p, got)
+		// Only the policy that checks nothing waives I13.
+		assert.Equal(t, p.ID != VerifyOff, p.KeepsNoUncheckedUse, p.ID)
+	}
+	_, ok := VerifyPolicyByID("on-open")
+	assert.False(t, ok)
+	ps[0].When = "changed"
+	assert.NotEqual(t, "changed", VerifyPolicies()[0].When)
+}

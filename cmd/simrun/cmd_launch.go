@@ -233,14 +233,20 @@ func parseFormat(s string) (spec.Format, error) {
 }
 
 // verifyPolicies are the data-checksum policies simrun offers, in the
-// order its outputs list them.
-var verifyPolicies = []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff}
+// order spec's policy table lists them, which is the order its outputs use.
+var verifyPolicies = func() []cache.VerifyPolicy {
+	var ps []cache.VerifyPolicy
+	for _, row := range spec.VerifyPolicies() {
+		if p, ok := cache.PolicyByID(row.ID); ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}()
 
 func parseVerifyPolicy(s string) (cache.VerifyPolicy, error) {
-	for _, p := range verifyPolicies {
-		if p.String() == s {
-			return p, nil
-		}
+	if p, ok := cache.PolicyByID(spec.VerifyPolicyID(s)); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("%w: --verify-data %q (want on-compute, on-first-use, on-load or off)", errUsage, s)
 }

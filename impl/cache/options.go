@@ -37,18 +37,38 @@ const (
 	VerifyOnCompute
 )
 
-func (p VerifyPolicy) String() string {
+// ID is the policy's name in spec's policy table (spec.VerifyPolicies),
+// the name flags and reports use; "" for a value that is no policy.
+func (p VerifyPolicy) ID() spec.VerifyPolicyID {
 	switch p {
 	case VerifyOnFirstUse:
-		return "on-first-use"
+		return spec.VerifyOnFirstUse
 	case VerifyOnLoad:
-		return "on-load"
+		return spec.VerifyOnLoad
 	case VerifyOff:
-		return "off"
+		return spec.VerifyOff
 	case VerifyOnCompute:
-		return "on-compute"
+		return spec.VerifyOnCompute
+	}
+	return ""
+}
+
+func (p VerifyPolicy) String() string {
+	if id := p.ID(); id != "" {
+		return string(id)
 	}
 	return fmt.Sprintf("VerifyPolicy(%d)", int(p))
+}
+
+// PolicyByID returns the policy spec names id; ok is false for an ID that
+// is not in spec.VerifyPolicies.
+func PolicyByID(id spec.VerifyPolicyID) (p VerifyPolicy, ok bool) {
+	for p := VerifyOnFirstUse; p <= VerifyOnCompute; p++ {
+		if p.ID() == id {
+			return p, true
+		}
+	}
+	return 0, false
 }
 
 // DefaultCompactGarbageRatio bounds garbage to half the live bytes: a file

@@ -1,0 +1,37 @@
+package cache_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Every policy of spec's table is one cache policy and back, under the
+// same name: flags, reports and docs say one thing.
+func TestVerifyPoliciesAreSpecs(t *testing.T) {
+	for _, row := range spec.VerifyPolicies() {
+		p, ok := cache.PolicyByID(row.ID)
+		require.True(t, ok, "spec policy %s has no cache policy", row.ID)
+		assert.Equal(t, row.ID, p.ID())
+		assert.Equal(t, string(row.ID), p.String())
+		c, err := cache.Open(cache.Options{Path: tempPath(t), VerifyData: p})
+		require.NoError(t, err, row.ID)
+		require.NoError(t, c.Close())
+	}
+	for p := cache.VerifyPolicy(-1); p < 8; p++ {
+		if p.ID() == "" {
+			_, err := cache.Open(cache.Options{Path: tempPath(t), VerifyData: p})
+			var oe *cache.OptionsError
+			assert.ErrorAs(t, err, &oe, "policy %d has no spec name but is accepted", int(p))
+			continue
+		}
+		_, ok := spec.VerifyPolicyByID(p.ID())
+		assert.True(t, ok, "cache policy %s is not in spec's table", p)
+	}
+	_, ok := cache.PolicyByID("on-open")
+	assert.False(t, ok)
+}
