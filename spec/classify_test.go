@@ -52,3 +52,53 @@ func TestRecognize(t *testing.T) {
 		require.Equal(t, tc.want, got, tc.name)
 	}
 }
+
+// TestRecognizeTornV2Bounds: the footer a dead v2 append leaves behind is
+// recognised only when it is plausible, checked at its exact bounds: an
+// index of at least one smallest entry (25 bytes, not 24) before it and a
+// count of at least one; found anywhere in the scan, including across the
+// boundary of two 1 MiB read steps; an empty file and one cut right after
+// the v3 slot magic are classified as the magic says.
+func TestRecognizeTornV2Bounds(t *testing.T) {
+	// torn is page bytes of data, an index of indexLen bytes, a footer
+	// declaring count entries, then after appended bytes with no footer.
+	torn := func(indexLen int, count uint32, after int) []byte {
+		f := bytes.Repeat([]byte{0x90}, 4096+indexLen)
+		f = append(f, etFooter(4096, count, spec.V2Magic, 2)...)
+		for range after {
+			f = append(f, byte(len(f)%251))
+		}
+		return f
+	}
+	const step = 1 << 20
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want spec.Format
+	}{
+		{"index of one smallest entry", torn(spec.V2EntryFixedSize+1, 1, 100), spec.FormatV2},
+		{"index one byte short of an entry", torn(spec.V2EntryFixedSize, 1, 100), spec.FormatUnknown},
+		{"count zero", torn(100, 0, 100), spec.FormatUnknown},
+		{"footer a step before the end", torn(100, 1, step+100), spec.FormatV2},
+		// The footer's last eight bytes straddle the boundary of the last
+		// two read steps: 4 of them in each.
+		{"footer across two read steps", torn(100, 1, step-4), spec.FormatV2},
+		{"an empty file", nil, spec.FormatUnknown},
+		{"v3 cut right after its slot magic", []byte(spec.V3SlotMagic), spec.FormatV3},
+		{"seven bytes not a v3 magic", []byte("XPWCSLX"), spec.FormatUnknown},
+	} {
+		got, err := spec.Recognize(bytes.NewReader(tc.file), int64(len(tc.file)), spec.V2ScanLimit)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, got, tc.name)
+	}
+
+	// The scan covers the last scan bytes: a footer whose last eight bytes
+	// begin exactly there is found, one byte further back it is not.
+	f := torn(100, 1, 5000)
+	tail := int64(len(f) - 5000 - 8)
+	for scan, want := range map[int64]spec.Format{int64(len(f)) - tail: spec.FormatV2, int64(len(f)) - tail - 1: spec.FormatUnknown} {
+		got, err := spec.Recognize(bytes.NewReader(f), int64(len(f)), scan)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "scan %d", scan)
+	}
+}
