@@ -80,14 +80,15 @@ func v2Demands(cfg worldConfig, s *model.State, op spec.Op) bool {
 
 // holderAppended reports whether the writer-lock holder has grown the
 // live file since its commit: an entry packed or space reserved there. A
-// holder that writes a new file (none yet, or replacing an unreadable one)
-// writes it under a temporary name, so the live file keeps its end.
+// holder that writes a new file (none yet, replacing an unreadable one, or
+// after an empty index, which v2 expresses by removing the file) writes it
+// under a temporary name, so the live file keeps its end.
 func holderAppended(s *model.State) bool {
 	if s.Disk.Lock == 0 || s.Disk.State != model.DiskValid {
 		return false
 	}
 	pr := &s.Procs[s.Disk.Lock-1]
-	if pr.Replacing {
+	if pr.Replacing || emptyIndex(s) {
 		return false
 	}
 	if s.Disk.Volatile > 0 {

@@ -431,9 +431,9 @@ func readFile(fsys vfs.FS, path string) fileView {
 }
 
 // emptyIndex reports whether the model's committed index lists nothing.
-func emptyIndex(b model.Bounds, s *model.State) bool {
-	for n := 0; n < b.Names; n++ {
-		if s.Disk.Idx[n].Present() {
+func emptyIndex(s *model.State) bool {
+	for _, r := range s.Disk.Idx {
+		if r.Present() {
 			return false
 		}
 	}
@@ -461,7 +461,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 			spec.LoadMissing: spec.LoadMissing, spec.LoadOK: spec.LoadOK, spec.LoadRejected: spec.LoadRejected,
 			spec.LoadLocked: spec.LoadLocked,
 		}[r.Load]
-		if s.Disk.State == model.DiskValid && emptyIndex(b, s) {
+		if s.Disk.State == model.DiskValid && emptyIndex(s) {
 			// v2 cannot express an empty index: its commit removes the
 			// file, which the next load finds missing. While another
 			// process holds the writer lock, the load finds the lock on
@@ -519,7 +519,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		if o.file.err == nil {
 			bad("file: model has an unreadable index, the file parses (%d entries)", len(o.file.entries))
 		}
-	case state == model.DiskValid && emptyIndex(b, s):
+	case state == model.DiskValid && emptyIndex(s):
 		if o.file.exists {
 			bad("file: model has an empty index, the v2 file exists (err %v, %d entries)", o.file.err, len(o.file.entries))
 		}
@@ -554,7 +554,7 @@ func compare(b model.Bounds, out model.Outcome, o observation) []string {
 		sort.Strings(got)
 		// v2 removes the file for an empty index; an instance that finds
 		// it gone forgets the entries it mapped from it.
-		gone := s.Disk.State == model.DiskValid && emptyIndex(b, s)
+		gone := s.Disk.State == model.DiskValid && emptyIndex(s)
 		var want []string
 		for n := 0; n < b.Names; n++ {
 			e := pr.Ents[n]
