@@ -57,6 +57,13 @@ type benchReport struct {
 	WarmSteadyRunMS            float64 `json:"warm_steady_run_ms"`
 	WarmFirstOutputToOff       float64 `json:"warm_first_output_to_off"`
 	WarmFirstOutputToSteadyRun float64 `json:"warm_first_output_to_steady_run"`
+	// Prefault is whether the launches above populated the cache's mapping
+	// on a second goroutine (runtime.DefaultPrefault). WarmFirstOutputMSByPrefault
+	// has the default policy's first output with it "on" and "off",
+	// launches alternated in one loop, so the two are measured under the
+	// same load.
+	Prefault                    bool               `json:"prefault"`
+	WarmFirstOutputMSByPrefault map[string]float64 `json:"warm_first_output_ms_by_prefault"`
 
 	// The program's unpacked weights come from a program file written once
 	// before any timing and read before the launches, as a runtime loads a
@@ -237,14 +244,15 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
 		DefaultPolicy:  runtime.DefaultVerifyData.String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
-		WarmFirstOutputMSByPolicy: map[string]float64{},
-		UpgradeKernel:             up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
+		WarmFirstOutputMSByPolicy: map[string]float64{}, WarmFirstOutputMSByPrefault: map[string]float64{},
+		Prefault:      runtime.DefaultPrefault,
+		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
 	for _, l := range p.Layers() {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
-	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData}
+	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData, Prefault: runtime.DefaultPrefault}
 
 	// Cold: no file before each launch.
 	var coldInit, coldRun, coldRead, coldPack, coldCommit, coldOther []time.Duration
@@ -278,8 +286,17 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		if pol == runtime.DefaultVerifyData {
 			c.SteadyRuns = 3
 		}
-		var inits, runsT, firsts, steady []time.Duration
+		var inits, runsT, firsts, steady, otherFirsts []time.Duration
 		for i := range b.runs {
+			if pol == runtime.DefaultVerifyData {
+				o := c
+				o.Prefault, o.SteadyRuns = !c.Prefault, 0
+				r, err := b.warm(o, p.NumLayers())
+				if err != nil {
+					return nil, err
+				}
+				otherFirsts = append(otherFirsts, r.InitTime+r.RunTime)
+			}
 			r, err := b.warm(c, p.NumLayers())
 			if err != nil {
 				return nil, err
@@ -298,6 +315,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		if pol == runtime.DefaultVerifyData {
 			rep.WarmMS, rep.WarmRunMS = msOf(median(inits)), msOf(median(runsT))
 			rep.WarmSteadyRunMS = msOf(median(steady))
+			rep.WarmFirstOutputMSByPrefault[onOff(c.Prefault)] = msOf(median(firsts))
+			rep.WarmFirstOutputMSByPrefault[onOff(!c.Prefault)] = msOf(median(otherFirsts))
 		}
 	}
 	rep.WarmSpeedup = ratio(rep.ColdMS, rep.WarmMS)
@@ -345,6 +364,13 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.DirtyBytesHeapMode, rep.HeapMS = dirty, msOf(heapInit)
 	b.progress("heap mode: init %v, %d dirty bytes", heapInit.Round(time.Microsecond), dirty)
 	return rep, nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // warm launches and requires that every layer hit (G3).
@@ -591,6 +617,9 @@ func printBench(w io.Writer, r *benchReport) {
 		r.WarmMS, r.WarmRunMS, r.WarmSteadyRunMS, r.WarmSpeedup, r.DefaultPolicy)
 	fmt.Fprintf(w, "warm first output (init+run): %s/off %.2fx, %s/steady run %.2fx\n",
 		r.DefaultPolicy, r.WarmFirstOutputToOff, r.DefaultPolicy, r.WarmFirstOutputToSteadyRun)
+	fmt.Fprintf(w, "warm first output %s, prefault on/steady run %.2fx (%.2f ms), prefault off/steady run %.2fx (%.2f ms); figures above with prefault %s\n",
+		r.DefaultPolicy, ratio(r.WarmFirstOutputMSByPrefault["on"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["on"],
+		ratio(r.WarmFirstOutputMSByPrefault["off"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["off"], onOff(r.Prefault))
 	for _, p := range verifyPolicies {
 		pol := p.String()
 		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx   (init+run %.2f ms)\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol], r.WarmFirstOutputMSByPolicy[pol])

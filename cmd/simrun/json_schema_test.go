@@ -21,6 +21,7 @@ import (
 var dataMaps = map[string]bool{
 	"repacks": true, "heap_by_reason": true, "known_divergences": true, "upgrade_repacks": true,
 	"warm_ms_by_policy": true, "warm_speedup_by_policy": true, "warm_first_output_ms_by_policy": true,
+	"warm_first_output_ms_by_prefault": true,
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)

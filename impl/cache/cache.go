@@ -136,6 +136,9 @@ type Cache struct {
 	// a second insert of one is ErrAlreadyInserted, not ErrNotReserved.
 	inserted map[*byte]struct{}
 	maps     []vfs.Mapping // every mapping, unmapped at Close
+	// prefaults populate mappings of committed data (Options.Prefault);
+	// Close stops and waits for them before it unmaps.
+	prefaults []*prefaulter
 
 	// loaded reports that the committed index was read at least once.
 	loaded bool
@@ -238,6 +241,10 @@ func (c *Cache) Close() error {
 	if c.w != nil {
 		c.noteRelease(c.endWrite())
 	}
+	for _, p := range c.prefaults {
+		p.wait()
+	}
+	c.prefaults = nil
 	for _, m := range c.maps {
 		c.noteRelease(m.Close())
 	}

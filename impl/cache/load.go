@@ -276,6 +276,11 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		}
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
+		if c.opts.Prefault {
+			if p := startPrefault(m, int(end)); p != nil {
+				c.prefaults = append(c.prefaults, p)
+			}
+		}
 	}
 	if len(c.byName) == 0 && len(c.handles) == 0 {
 		// First load: size the maps once instead of growing them through

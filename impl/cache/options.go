@@ -125,6 +125,13 @@ type Options struct {
 	// reason read-only, nothing is committed. A file on a read-only file
 	// system is used this way without asking.
 	ReadOnly bool
+	// Prefault populates each mapping of committed data on a goroutine of
+	// its own, from the mapping's end backwards, while the caller reads
+	// from its start: the page faults of a warm launch's first pass over
+	// the weights are shared with a second core (docs/cache.md,
+	// "Prefaulting"). Where mappings cannot be populated (not Linux, an
+	// in-memory file system) it does nothing. Close waits for it.
+	Prefault bool
 
 	_ struct{}
 }

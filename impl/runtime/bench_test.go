@@ -82,7 +82,9 @@ func BenchmarkLaunch(b *testing.B) {
 // look-ups, finalize, save, first inference on one row) under each data
 // verification policy, beside its floor in the same run: one read pass over
 // a fresh read-only mapping of the same cache file (the first touch a warm
-// launch pays to read its weights once). 16 layers of 1024×1024, about
+// launch pays to read its weights once). "/prefault" populates the mapping
+// on a second goroutine while the inference runs (cache.Options.Prefault).
+// 16 layers of 1024×1024, about
 // 64 MiB packed. Compare the sub-benchmarks' ns/op:
 //
 //	go test ./impl/runtime -run '^$' -bench WarmFirstOutput -count 6
@@ -118,14 +120,19 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 		}
 		_ = sink
 	})
-	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
-		b.Run("first-output/"+pol.String(), func(b *testing.B) {
-			cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: pol}
+	first := func(name string, cfg LaunchConfig) {
+		b.Run("first-output/"+name, func(b *testing.B) {
 			for b.Loop() {
 				rep, err := Launch(context.Background(), cfg)
 				require.NoError(b, err)
 				require.Zero(b, rep.Packed)
 			}
 		})
+	}
+	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
+		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol})
+		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {
+			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol, Prefault: true})
+		}
 	}
 }

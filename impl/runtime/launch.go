@@ -20,6 +20,12 @@ import (
 // (docs/cache.md, "Verification policies").
 const DefaultVerifyData = cache.VerifyOnCompute
 
+// DefaultPrefault is whether a launch should populate the cache's mapping
+// on a second goroutine while the first inference runs
+// (cache.Options.Prefault). Off until a measurement shows it shortens the
+// first output (docs/benchmarks.md, "Prefaulting the mapping").
+const DefaultPrefault = false
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
@@ -38,13 +44,14 @@ type LaunchConfig struct {
 	// process). nil means a Manager private to this launch, so that the
 	// launch behaves like a fresh process: it loads the file from scratch.
 	Manager *cache.Manager
-	// Format, VerifyData, LockWait, ReplaceForeign and ReadOnly are passed
-	// to cache.Options.
+	// Format, VerifyData, LockWait, ReplaceForeign, ReadOnly and Prefault
+	// are passed to cache.Options.
 	Format         spec.Format
 	VerifyData     cache.VerifyPolicy
 	LockWait       time.Duration
 	ReplaceForeign bool
 	ReadOnly       bool
+	Prefault       bool
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -145,6 +152,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
 		VerifyData: cfg.VerifyData, LockWait: cfg.LockWait,
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
+		Prefault: cfg.Prefault,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)

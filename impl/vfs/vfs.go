@@ -188,3 +188,14 @@ type Mapping interface {
 	// Close unmaps the memory (munmap).
 	Close() error
 }
+
+// Populater is a Mapping that can enter pages into the process's page
+// tables before they are read. The OS mapping implements it on Linux
+// (MADV_POPULATE_READ); callers that find it absent lose nothing but speed.
+type Populater interface {
+	// Populate maps the pages of [off, off+length) of the mapping, reading
+	// them from the file where they are not cached, so that later loads
+	// take no page fault. off must be a multiple of PageSize; a range past
+	// the mapping's end is an error.
+	Populate(off, length int) error
+}
