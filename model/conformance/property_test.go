@@ -48,7 +48,10 @@ func TestConformance(t *testing.T) {
 			b.Names = s.names
 			seqs, steps := envInt("XPWC_CONFORMANCE_SEQS", s.seqs), envInt("XPWC_CONFORMANCE_LEN", s.steps)
 			p := property{cfg: sim.Config{Backend: s.backend}, d: d, b: b, steps: steps,
-				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%d go test ./model/conformance -run 'TestConformance/%s$'", steps, name)}
+				// The same seed runs from the command line too: both go
+				// through sim.CheckSeed.
+				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%[1]d go test ./model/conformance -run 'TestConformance/%s$'"+
+					" (or simrun random --seed %%[1]d --steps %d --runs 1 --names %d --backend %s)", steps, name, steps, s.names, s.backend)}
 			// The scenario of a failure goes to the system's temporary
 			// directory, so that it outlives the test.
 			clean, known, fail, err := p.check(uint64(seed), seqs, os.TempDir())
