@@ -29,7 +29,9 @@ func ExplainDead(rs []Range, r io.ReaderAt, format Format) ([]Range, error) {
 		}
 		budget -= d.Len
 		b := make([]byte, d.Len)
-		if _, err := r.ReadAt(b, d.Off); err != nil && !(err == io.EOF && len(b) == 0) {
+		// A whole read may come with io.EOF at the end of the input, as
+		// io.ReaderAt allows; only a short one is an error.
+		if n, err := r.ReadAt(b, d.Off); n < len(b) {
 			return nil, fmt.Errorf("spec: read dead range at %d: %w", d.Off, err)
 		}
 		var found []Range
@@ -82,7 +84,7 @@ func oldV3Indexes(b []byte, base int64) []Range {
 		if n == count && q <= len(b) {
 			out = append(out, Range{Off: base + int64(i), Len: int64(q - i), Kind: RangeDead,
 				Name: fmt.Sprintf("superseded index, %d entries", count)})
-			i = (q+7)&^7 - 8
+			i = q - 8 // blocks are whole multiples of 8: q is 8-aligned
 			continue
 		}
 		out = append(out, Range{Off: base + int64(i), Len: int64(len(b) - i), Kind: RangeDead, Name: "torn index"})

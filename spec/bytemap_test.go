@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -248,4 +250,48 @@ func TestByteMapExact(t *testing.T) {
 		{Off: page, Len: int64(len(idx)), Kind: spec.RangeIndex}, dead(page+int64(len(idx)), page-int64(len(idx))),
 		data(2*page, 10, "c"), pad(2*page+10, 90, "c"),
 	}, spec.MapV3(f3)[3:])
+}
+
+// TestExplainDeadV3Blocks: superseded index blocks are named at their exact
+// extent: one whose entry has the longest name a v3 index allows, and right
+// after it an empty block (count 0, 16 bytes) that ends exactly where the
+// dead range ends; with one byte of it cut off, too short for a block
+// header, those bytes stay plain dead. A read
+// that returns the whole range with io.EOF is a whole read.
+func TestExplainDeadV3Blocks(t *testing.T) {
+	const base = 4096
+	longest := strings.Repeat("w", spec.MaxNameLen) + "\x00" + strings.Repeat("b", spec.MaxNameLen)
+	a := rawV3Index(1, rawV3Entry(longest, 8192, 1))
+	b := rawV3Index(0)
+	file := make([]byte, base)
+	file = append(file, a...)
+	file = append(file, b...)
+	dead := []spec.Range{{Off: base, Len: int64(len(a) + len(b)), Kind: spec.RangeDead}}
+	for _, r := range []io.ReaderAt{bytes.NewReader(file), eofReader{file}} {
+		rs, err := spec.ExplainDead(dead, r, spec.FormatV3)
+		require.NoError(t, err)
+		require.Equal(t, []spec.Range{
+			{Off: base, Len: int64(len(a)), Kind: spec.RangeDead, Name: "superseded index, 1 entries"},
+			{Off: base + int64(len(a)), Len: 16, Kind: spec.RangeDead, Name: "superseded index, 0 entries"},
+		}, rs)
+	}
+	dead[0].Len--
+	rs, err := spec.ExplainDead(dead, bytes.NewReader(file), spec.FormatV3)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		{Off: base, Len: int64(len(a)), Kind: spec.RangeDead, Name: "superseded index, 1 entries"},
+		{Off: base + int64(len(a)), Len: 15, Kind: spec.RangeDead},
+	}, rs)
+}
+
+// eofReader returns io.EOF with every read that reaches the end of b, even
+// a whole one, as io.ReaderAt allows.
+type eofReader struct{ b []byte }
+
+func (r eofReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := bytes.NewReader(r.b).ReadAt(p, off)
+	if err == nil && off+int64(n) == int64(len(r.b)) {
+		err = io.EOF
+	}
+	return n, err
 }
