@@ -20,22 +20,9 @@ import (
 // also keeps them comparable with errors.Is.
 func TestErrorConvention(t *testing.T) {
 	checked := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			return err
-		}
+	walkGoFiles(t, false, func(path string, f *ast.File) {
 		if f.Name.Name == "main" {
-			return nil // simrun prints its own errors behind "simrun CMD: "
+			return // simrun prints its own errors behind "simrun CMD: "
 		}
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
@@ -65,11 +52,7 @@ func TestErrorConvention(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if checked < 20 {
 		t.Errorf("checked only %d sentinel errors; the walk lost its way", checked)
 	}
@@ -169,4 +152,30 @@ func callName(e ast.Expr) string {
 		return e.Sel.Name
 	}
 	return ""
+}
+
+// walkGoFiles parses every Go file of the module (test files too when
+// tests is set; testdata and hidden directories skipped) and hands it to fn.
+func walkGoFiles(t *testing.T, tests bool, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || !tests && strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		fn(path, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
