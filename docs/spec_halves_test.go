@@ -176,7 +176,7 @@ func TestSpecDependentsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, m := range regexp.MustCompile("(?m)^\\| (format|lifecycle|both) \\| (.+) \\|$").FindAllStringSubmatch(string(b), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\| (format|lifecycle|both) \| (.+) \|$`).FindAllStringSubmatch(string(b), -1) {
 		for _, p := range regexp.MustCompile("`([a-z0-9/-]+)`").FindAllStringSubmatch(m[2], -1) {
 			got[p[1]] = m[1]
 		}
