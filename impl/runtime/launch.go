@@ -64,6 +64,14 @@ type LaunchConfig struct {
 	// the weights resident and checked, the floor a first inference is
 	// compared with.
 	SteadyRuns int
+	// ReadAhead reads each layer's cached bytes one layer ahead of the
+	// compute on a second goroutine during the first inference: the data
+	// check (cache.VerifyOnCompute) and the page faults of layer i+1 overlap
+	// the compute of layer i. The compute still takes its bytes only after
+	// their check, and a layer that fails is re-packed on the inferring
+	// goroutine. Off by default until measured on a quiet machine
+	// (docs/runtime.md, "Reading ahead").
+	ReadAhead bool
 
 	_ struct{}
 }
@@ -163,6 +171,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	b.ahead = cfg.ReadAhead
 	start := time.Now()
 	if err := b.Init(); err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)

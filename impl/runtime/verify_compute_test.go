@@ -90,7 +90,7 @@ func TestCorruptEntryRepackedAtFirstCompute(t *testing.T) {
 
 // TestLaunchOnComputeMatchesColdOutput: the same through Launch, which a
 // simrun launch runs: the warm launch reports the re-pack and the cold
-// launch's output digest.
+// launch's output digest, with and without LaunchConfig.ReadAhead.
 func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
@@ -98,13 +98,16 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute, Verify: true}
 	cold, err := Launch(context.Background(), cfg)
 	require.NoError(t, err)
-	flipEntryByte(t, path, p.layers[0].WeightName())
-	warm, err := Launch(context.Background(), cfg)
-	require.NoError(t, err)
-	require.True(t, warm.Verified, "outputs differ from heap packing")
-	require.Equal(t, cold.OutputDigest, warm.OutputDigest)
-	require.Equal(t, uint64(1), warm.Repacks[cache.RepackCorrupt])
-	require.Equal(t, 1, warm.Packed)
+	for i, ahead := range []bool{false, true} {
+		flipEntryByte(t, path, p.layers[i].WeightName())
+		cfg.ReadAhead = ahead
+		warm, err := Launch(context.Background(), cfg)
+		require.NoError(t, err)
+		require.True(t, warm.Verified, "read ahead %v: outputs differ from heap packing", ahead)
+		require.Equal(t, cold.OutputDigest, warm.OutputDigest)
+		require.Equal(t, uint64(1), warm.Repacks[cache.RepackCorrupt])
+		require.Equal(t, 1, warm.Packed)
+	}
 }
 
 // TestNoOutputFromUnverifiedBytes (I13-no-unverified-compute, G1): whichever entries rot before a warm
@@ -112,14 +115,20 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 // inference after earlier layers computed, the last, or several at once),
 // init checks nothing and re-packs nothing, the first inference re-packs
 // exactly the rotten layers with reason corrupt, and its output is the
-// cold launch's bit for bit.
+// cold launch's bit for bit; also with the check read one layer ahead of
+// the compute on a second goroutine (Backend.ahead).
 func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
 	k := kernels.NewRegistry().Default()
 	x := p.Input(3, 11)
 	last := p.NumLayers() - 1
-	for _, rot := range [][]int{{0}, {last / 2}, {last}, {0, last / 2, last}} {
+	for _, c := range []struct {
+		rot   []int
+		ahead bool
+	}{{[]int{0}, false}, {[]int{last / 2}, false}, {[]int{last}, false}, {[]int{0, last / 2, last}, false},
+		{[]int{last / 2}, true}, {[]int{0, last / 2, last}, true}} {
+		rot := c.rot
 		path := tempPath(t, "c.xpwc")
 		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
 		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
@@ -129,15 +138,16 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 		for _, i := range rot {
 			flipEntryByte(t, path, p.layers[i].WeightName())
 		}
-		b, c := run()
-		require.Zero(t, c.Stats().Verified, "layers %v: init checked data", rot)
-		require.Zero(t, c.Stats().Corrupt, "layers %v: init found corruption", rot)
+		b, cc := run()
+		b.ahead = c.ahead
+		require.Zero(t, cc.Stats().Verified, "layers %v: init checked data", rot)
+		require.Zero(t, cc.Stats().Corrupt, "layers %v: init found corruption", rot)
 		require.Zero(t, b.Stats().Packed, "layers %v: init re-packed", rot)
 		got, err := b.Run(x, 3)
 		require.NoError(t, err)
-		require.Equal(t, want.Digest, got.Digest, "layers %v: an output was computed from unverified bytes", rot)
+		require.Equal(t, want.Digest, got.Digest, "layers %v (ahead %v): an output was computed from unverified bytes", rot, c.ahead)
 		requireBitsEqual(t, want.Output, got.Output)
-		st := c.Stats()
+		st := cc.Stats()
 		require.Equal(t, uint64(len(rot)), st.Repacks[cache.RepackCorrupt], "layers %v", rot)
 		require.Equal(t, len(rot), b.Stats().Repaired, "layers %v", rot)
 		require.Equal(t, uint64(p.NumLayers()), st.Verified, "layers %v: every entry checked once at its compute", rot)
