@@ -270,6 +270,14 @@ func (w *world) alone(p int) bool {
 // survive whole (G2).
 var lossModes = [...]float64{0, 1, 0.5}
 
+// PowerLossAt is f after a power loss at lifecycle step step (1-based):
+// what was synced, plus what the step's loss mode keeps of the rest. Every
+// lockstep world loses power this way, so a sequence loses the same writes
+// wherever it runs.
+func PowerLossAt(f *crashfs.FS, step int) *crashfs.FS {
+	return f.PowerLossWith(crashfs.LossConfig{Seed: uint64(step) ^ powerSeedMix, Keep: lossModes[step%len(lossModes)]})
+}
+
 // powerLoss kills every process and keeps only what was durable plus the
 // share of the rest the step's loss mode keeps.
 func (w *world) powerLoss(midSave bool, holder int) error {
@@ -280,7 +288,7 @@ func (w *world) powerLoss(midSave bool, holder int) error {
 		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
 		_ = w.procs[holder].c.Save()
 	}
-	w.cfs = w.cfs.PowerLossWith(crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]})
+	w.cfs = PowerLossAt(w.cfs, w.step)
 	w.base = w.cfs
 	w.rewrap()
 	for p := range w.procs {

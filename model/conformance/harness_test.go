@@ -16,6 +16,7 @@ import (
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/sim"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -70,7 +71,7 @@ const (
 	// backendCrashFS is faultinject/crashfs: a process crash of the only
 	// process with an instance keeps the page cache and drops its open
 	// files, locks and mappings; a power loss keeps only what was synced,
-	// plus none, all or a seeded share of the rest (lossModes).
+	// plus none, all or a seeded share of the rest (sim.PowerLossAt).
 	backendCrashFS
 )
 
@@ -84,15 +85,6 @@ type worldConfig struct {
 }
 
 func (c worldConfig) String() string { return c.backend.String() + " v2" }
-
-// lossModes are the power-loss outcomes the harness draws from, by the
-// step's position (so a printed sequence replays the same losses): every
-// unsynced write lost, none lost, and a seeded half kept. Whatever is lost,
-// a commit that returned must survive whole (G2).
-var lossModes = [...]float64{0, 1, 0.5}
-
-// powerSeedMix spreads step numbers over crashfs's loss seeds.
-const powerSeedMix = 0x9e3779b97f4a7c15
 
 // world is the real system: the cache instances of each process and the
 // versions each process runs, mirroring what the model calls Env and Proc.
@@ -249,8 +241,7 @@ func (w *world) powerLoss() error {
 		}
 		return err
 	}
-	cfg := crashfs.LossConfig{Seed: uint64(w.step) ^ powerSeedMix, Keep: lossModes[w.step%len(lossModes)]}
-	w.cfs = w.cfs.PowerLossWith(cfg)
+	w.cfs = sim.PowerLossAt(w.cfs, w.step)
 	w.fsys = w.cfs
 	for p := range w.procs {
 		w.fresh(spec.Proc(p)) // the old instances died with the machine

@@ -14,7 +14,7 @@ import (
 
 // A first launch of P2 (which uses w1 only) commits w1, then the power
 // fails at step 6, whose loss mode keeps none of the unsynced writes
-// (lossModes[6%3]).
+// (sim.PowerLossAt).
 const commitThenPowerLoss = `
 init proc=A program=P2
 lookup proc=A name=w1
