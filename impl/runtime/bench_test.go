@@ -131,6 +131,29 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 			}
 		})
 	}
+	// The same two launches alternated in one loop, so that both see the
+	// same load: medians of each and their ratio as metrics.
+	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOff} {
+		b.Run("prefault-alternated/"+pol.String(), func(b *testing.B) {
+			var plain, pre []time.Duration
+			for b.Loop() {
+				for _, on := range []bool{len(plain)%2 == 0, len(plain)%2 == 1} {
+					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol, Prefault: on})
+					require.NoError(b, err)
+					require.Zero(b, rep.Packed)
+					if on {
+						pre = append(pre, rep.InitTime+rep.RunTime)
+					} else {
+						plain = append(plain, rep.InitTime+rep.RunTime)
+					}
+				}
+			}
+			mp, mq := medianDuration(plain), medianDuration(pre)
+			b.ReportMetric(float64(mp)/1e6, "ms-plain")
+			b.ReportMetric(float64(mq)/1e6, "ms-prefault")
+			b.ReportMetric(float64(mq)/float64(mp), "prefault/plain")
+		})
+	}
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
 		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol})
 		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {

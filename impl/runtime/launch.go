@@ -202,8 +202,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 			}
 			steady[i] = time.Since(start)
 		}
-		slices.Sort(steady)
-		rep.SteadyRunTime = steady[len(steady)/2]
+		rep.SteadyRunTime = medianDuration(steady)
 	}
 	if cfg.MeasureMemory && cfg.CachePath != "" {
 		rep.MappedRSS, rep.MappedDirty, rep.MemoryMeasured = mappedMemory(cfg.CachePath)
@@ -263,4 +262,11 @@ func bitsEqual(a, b []float32) bool {
 		}
 	}
 	return true
+}
+
+// medianDuration is the middle of d once sorted (the upper middle of an
+// even count); d is sorted in place.
+func medianDuration(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }
