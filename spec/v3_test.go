@@ -195,3 +195,45 @@ func TestV3TruncationLoadsAnOlderCommitOrFails(t *testing.T) {
 		require.Len(t, v.Entries, 2)
 	}
 }
+
+// TestDetectFormatBounds: DetectFormat at its exact bounds. The v3 magic
+// counts in slot 0 or slot 1 only (not at 1024), and only when all eight
+// bytes are in the file; a v2 file can be as short as its footer; a file
+// that is neither reports ErrBadMagic at the v2 magic's offset, size-8.
+func TestDetectFormatBounds(t *testing.T) {
+	v2Tail := func(size int) []byte {
+		b := make([]byte, size)
+		le.PutUint32(b[size-8:], spec.V2Magic)
+		return b
+	}
+	at := func(size, off int) []byte {
+		b := make([]byte, size)
+		copy(b[off:], spec.V3SlotMagic)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want spec.Format
+		err  error
+		off  int64
+	}{
+		{"v3 magic in slot 1, file ends after it", at(520, 512), spec.FormatV3, nil, 0},
+		{"v3 magic in slot 1 cut by one byte", at(519, 512), spec.FormatUnknown, spec.ErrBadMagic, 511},
+		{"v3 magic at 1024", at(2048, 1024), spec.FormatUnknown, spec.ErrBadMagic, 2040},
+		{"v2, footer only", v2Tail(spec.V2FooterSize), spec.FormatV2, nil, 0},
+		{"19 bytes", v2Tail(19), spec.FormatUnknown, spec.ErrTooSmall, 0},
+		{"foreign", make([]byte, 100), spec.FormatUnknown, spec.ErrBadMagic, 92},
+	} {
+		got, err := spec.DetectFormat(bytes.NewReader(tc.file), int64(len(tc.file)))
+		require.Equal(t, tc.want, got, tc.name)
+		if tc.err == nil {
+			require.NoError(t, err, tc.name)
+			continue
+		}
+		require.ErrorIs(t, err, tc.err, tc.name)
+		var fe *spec.FormatError
+		require.ErrorAs(t, err, &fe, tc.name)
+		require.Equal(t, tc.off, fe.Off, tc.name)
+	}
+}
