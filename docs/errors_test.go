@@ -128,6 +128,18 @@ func TestFormatErrorNamesDocumented(t *testing.T) {
 			t.Errorf("%s: field %q is not in docs/format.md", where, name)
 		}
 	}
+	// The other way: every name the page's paragraph on FormatError.Field
+	// gives as a Field value is one a parser can report.
+	para := regexp.MustCompile("(?s)A `FormatError`'s `Field` is.*?\n\n").Find(doc)
+	named := regexp.MustCompile("`([a-z0-9_]+)`").FindAllSubmatch(para, -1)
+	if len(named) < 10 {
+		t.Fatalf("docs/format.md: the paragraph on FormatError.Field names %d fields; the scan lost its way", len(named))
+	}
+	for _, m := range named {
+		if _, ok := fields[string(m[1])]; !ok {
+			t.Errorf("docs/format.md gives %q as a FormatError field; no parser reports it", m[1])
+		}
+	}
 	for name := range sentinels {
 		if !documented[name] && !documented[name+"`"] {
 			t.Errorf("sentinel %s is not in docs/format.md", name)
