@@ -336,8 +336,9 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
 				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
 		}
-		if derr == nil && !r.partial() && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep) {
-			// A write is held to the model at once: the committed index
+		if derr == nil && !r.partial() && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep || out.Op.Kind.IsEvent()) {
+			// A write, or an event that may change the disk (a power
+			// loss), is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.
 			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {
 				derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
