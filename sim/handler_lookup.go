@@ -1,20 +1,36 @@
 package sim
 
-import "github.com/xpwc/xpwc/spec"
+import (
+	"errors"
 
-// handleLookUp looks the process's key for name n up and classifies the
-// bytes of a hit by the packing they hold (G1). Checked is observed as the
-// cache's verification counter moving.
+	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// handleLookUp looks the process's key for name n up and reads the bytes
+// of a hit, as a compute does next, and classifies them by the packing they
+// hold (G1). Checked is observed as the cache's verification counter
+// moving, at the look-up (on first use) or at the read (on compute): the
+// model's look-up is both. A read that fails its check under
+// cache.VerifyOnCompute is the model's miss with the corruption caught: the
+// runtime re-packs then, as after a look-up that missed (I13).
 func (w *world) handleLookUp(pr *proc, n int) spec.Result {
 	var r spec.Result
 	before := pr.c.Stats().Verified
 	h, hit := pr.c.LookUp(pr.key(n))
+	var b []byte
+	var err error
+	if hit {
+		b, err = pr.c.Bytes(h)
+		if errors.Is(err, cache.ErrCorruptData) {
+			hit, err = false, nil
+		}
+	}
 	r.Checked = pr.c.Stats().Verified > before
 	if !hit {
 		pr.checked[n] = false // what a later hit hands out is new to it
 		return r
 	}
-	b, err := pr.c.Bytes(h)
 	if err != nil {
 		r.Failed = true
 		return r

@@ -86,6 +86,21 @@ func OpenGo(path string, fsys vfs.FS) (Instance, error) {
 	return GoInstance(c), nil
 }
 
+// OpenGoWith is the Opener of the in-process cache with opts, the path and
+// filesystem the harness gives replacing opts' own: the same cache under
+// another policy (cache.VerifyOnCompute, held to the same model).
+func OpenGoWith(opts cache.Options) Opener {
+	return func(path string, fsys vfs.FS) (Instance, error) {
+		o := opts
+		o.Path, o.FS = path, fsys
+		c, err := cache.Open(o)
+		if err != nil {
+			return nil, err
+		}
+		return GoInstance(c), nil
+	}
+}
+
 // GoInstance wraps an open cache as an Instance.
 func GoInstance(c *cache.Cache) Instance { return &goInstance{c: c} }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/xpwc/xpwc/faultinject/errorfs"
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -38,6 +39,12 @@ type Config struct {
 	// cache (OpenGo). An implementation in another process runs on
 	// BackendOS without Faults.
 	Open Opener
+	// VerifyData is the data-verification policy of the in-process cache
+	// when Open is nil (the zero value is the cache's default). The
+	// harness reads a hit's bytes right after its look-up, as a compute
+	// does, so under cache.VerifyOnCompute the check moves from the
+	// look-up to that read and the model's look-up covers both.
+	VerifyData cache.VerifyPolicy
 	// OpaqueFile: the implementation's file is in a format of its own,
 	// which spec does not read, so the file is not held to the model's
 	// committed index (results and writes still are).
@@ -167,7 +174,11 @@ func (r *Runner) begin() error {
 	if !r.lockstep() {
 		return nil
 	}
-	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj, r.cfg.Open)
+	open := r.cfg.Open
+	if open == nil {
+		open = OpenGoWith(cache.Options{VerifyData: r.cfg.VerifyData})
+	}
+	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj, open)
 	if err != nil {
 		return err
 	}
