@@ -188,3 +188,28 @@ func TestVerifyOnComputeChecksAtBytes(t *testing.T) {
 	require.False(t, hit)
 	require.NoError(t, c.Finalize())
 }
+
+// An insert whose packed bytes equal the loaded entry's keeps the entry and
+// trusts it as this cache's own packing: under VerifyOnCompute its bytes are
+// not checked again at Bytes (they were just compared with a fresh
+// packing), as the model's insert marks the entry verified (found by
+// TestConformanceOnCompute: the cache reported a check the model did not).
+func TestInsertOfEqualBytesNeedsNoCheck(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	ks := keys(1, 1)
+	process(t, opts, ks)
+
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	want := packed(ks[0])
+	buf, err := c.ReserveSpace(len(want))
+	require.NoError(t, err)
+	copy(buf, want)
+	h, err := c.LookUpOrInsert(ks[0], buf[:len(want)])
+	require.NoError(t, err)
+	b, err := c.Bytes(h)
+	require.NoError(t, err)
+	require.Equal(t, want, b)
+	require.Zero(t, c.Stats().Verified, "bytes equal to a fresh packing were checked again")
+	require.NoError(t, c.Finalize())
+}
