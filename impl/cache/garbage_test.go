@@ -53,6 +53,12 @@ func TestGarbageMatchesFile(t *testing.T) {
 		check("cold", process(t, opts, keys(3, 1)))
 		check("kernel switch", process(t, opts, keys(3, 2)))
 		check("second switch", process(t, opts, keys(4, 1)))
+		// A new instance reports the loaded file's figures before it
+		// writes anything (its commit has not set them).
+		l := open(t, opts)
+		require.NoError(t, l.InitializeForProgram("P"))
+		check("loaded", l.Stats())
+		require.NoError(t, l.Finalize())
 		c := open(t, opts)
 		require.NoError(t, c.InitializeForProgram("P"))
 		require.NoError(t, c.Invalidate("w1"))

@@ -154,6 +154,32 @@ func TestInvalidateIsCommitted(t *testing.T) {
 	}
 }
 
+// An invalidation of an entry this instance packed and committed itself
+// survives the refresh at the next program's start: the refresh must take
+// the file's entry for the dropped copy although the file knows it by
+// another key (v2 records only the concatenated name and the seed), or the
+// dropped entry is served again from the file.
+func TestInvalidateOwnPackingSurvivesRefresh(t *testing.T) {
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), Format: f}
+			ks := keys(2, 1)
+			c := open(t, opts)
+			launch(t, c, "P", ks)
+			require.NoError(t, c.Invalidate("w0"))
+			require.NoError(t, c.InitializeForProgram("P"))
+			_, hit := c.LookUp(ks[0])
+			require.False(t, hit, "the dropped entry came back from the file")
+			_, hit = c.LookUp(ks[1])
+			require.True(t, hit)
+			require.NoError(t, c.Finalize())
+			s := process(t, opts, ks)
+			require.Equal(t, uint64(1), s.Hits)
+			require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
+		})
+	}
+}
+
 // VerifyOnCompute: a look-up hands the handle out unchecked; the first
 // Bytes of it checks the data, and a failed check is ErrCorruptData, on
 // every later call too (the bytes are never handed out), and the next
