@@ -295,3 +295,33 @@ func (r eofReader) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
+
+// TestExplainDeadV2Adjacent: a footer that starts exactly where the
+// previous trailer ends is named (an empty index before it, so only the
+// footer); footer bytes that begin inside the previous footer are not.
+func TestExplainDeadV2Adjacent(t *testing.T) {
+	const base = 8192
+	trailer := append(etEntry("a", 0, 1, 1), etFooter(base, 1, spec.V2Magic, 2)...)
+	file := append(make([]byte, base), trailer...)
+	file = append(file, etFooter(base+45, 1, spec.V2Magic, 2)...)
+	dead := []spec.Range{{Off: base, Len: 65, Kind: spec.RangeDead}}
+	rs, err := spec.ExplainDead(dead, bytes.NewReader(file), spec.FormatV2)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		{Off: base, Len: 25, Kind: spec.RangeDead, Name: "old v2 index, 1 entries"},
+		{Off: base + 25, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		{Off: base + 45, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+	}, rs)
+
+	// The footer's last eight bytes again right after it: a "footer" that
+	// would start 4 bytes before the previous one ends.
+	file = append(append(make([]byte, base), trailer...), trailer[len(trailer)-8:]...)
+	dead[0].Len = 53
+	rs, err = spec.ExplainDead(dead, bytes.NewReader(file), spec.FormatV2)
+	require.NoError(t, err)
+	require.Equal(t, []spec.Range{
+		{Off: base, Len: 25, Kind: spec.RangeDead, Name: "old v2 index, 1 entries"},
+		{Off: base + 25, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		{Off: base + 45, Len: 8, Kind: spec.RangeDead},
+	}, rs)
+}
