@@ -190,6 +190,7 @@ func TestLookUpBeforeInitializationIsAnError(t *testing.T) {
 	_, hit := c.LookUp(ks[0])
 	require.False(t, hit)
 	require.Equal(t, uint64(1), c.Stats().LookUpsBeforeInit)
+	require.Equal(t, uint64(1), c.Stats().Misses, "a look-up before initialization answers a miss")
 	_, err = c.ReserveSpace(sizeOf(ks[0]))
 	require.ErrorIs(t, err, cache.ErrNotInitialized)
 	_, err = c.LookUpOrInsert(ks[0], nil)

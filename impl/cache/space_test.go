@@ -67,6 +67,7 @@ func TestNoFileForEmptyCommit(t *testing.T) {
 	c := open(t, opts)
 	require.NoError(t, c.InitializeForProgram("P"))
 	pack(t, c, spec.Key{Seed: 1}) // unnamed: heap
+	require.Equal(t, uint64(1), c.Stats().Misses, "a look-up of an unnamed constant is a miss")
 	require.NoError(t, c.Finalize())
 	require.NoError(t, c.Save())
 	require.Positive(t, c.Stats().HeapBytes[cache.HeapUnnamed])
