@@ -180,6 +180,37 @@ func TestInvalidateOwnPackingSurvivesRefresh(t *testing.T) {
 	}
 }
 
+// An invalidation not committed yet yields to another writer's re-pack of
+// the same weight: same key, bytes and checksum, but another copy. The
+// refresh at the next program's start tells the copies apart by their copy
+// identity (v3) and serves the new one; dropping it would throw away the
+// other process's work and its next commit would delete the entry. v2
+// records no copy identity (docs/guarantees.md, G3), so v3 only.
+func TestInvalidationYieldsToAnotherWritersRepack(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV3}
+	ks := keys(2, 1)
+	a := open(t, opts)
+	launch(t, a, "P", ks)
+	require.NoError(t, a.Invalidate("w0"))
+
+	b := open(t, opts)
+	require.NoError(t, b.InitializeForProgram("P"))
+	require.NoError(t, b.Invalidate("w0"))
+	_, hit := pack(t, b, ks[0])
+	require.False(t, hit)
+	require.NoError(t, b.Finalize())
+
+	require.NoError(t, a.InitializeForProgram("P"))
+	h, hit := a.LookUp(ks[0])
+	require.True(t, hit, "the other writer's re-pack was dropped with this instance's invalidated copy")
+	got, err := a.Bytes(h)
+	require.NoError(t, err)
+	require.Equal(t, packed(ks[0]), got)
+	require.NoError(t, a.Finalize())
+	s := process(t, opts, ks)
+	require.Equal(t, uint64(2), s.Hits)
+}
+
 // VerifyOnCompute: a look-up hands the handle out unchecked; the first
 // Bytes of it checks the data, and a failed check is ErrCorruptData, on
 // every later call too (the bytes are never handed out), and the next
