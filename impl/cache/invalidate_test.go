@@ -270,3 +270,26 @@ func TestInsertOfEqualBytesNeedsNoCheck(t *testing.T) {
 	require.Zero(t, c.Stats().Verified, "bytes equal to a fresh packing were checked again")
 	require.NoError(t, c.Finalize())
 }
+
+// A program's handles stay valid through a refresh that maps new entries
+// while the index is empty (everything invalidated, the program's entries
+// still referenced): the refresh must add to the handle table, not start a
+// new one, or the program's next Bytes fails with ErrStaleHandle.
+func TestHandlesOutliveRefreshAfterInvalidateAll(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV3}
+	ks := keys(2, 1)
+	a := open(t, opts)
+	require.NoError(t, a.InitializeForProgram("P"))
+	h0, _ := pack(t, a, ks[0])
+	require.NoError(t, a.Finalize())
+	require.NoError(t, a.InvalidateAll())
+
+	process(t, opts, []spec.Key{key("x", 1)})
+	require.NoError(t, a.InitializeForProgram("Q"))
+	_, hit := a.LookUp(key("x", 1))
+	require.True(t, hit, "the other process's entry is mapped")
+	got, err := a.Bytes(h0)
+	require.NoError(t, err, "program P's handle went stale at Q's refresh")
+	require.Equal(t, packed(ks[0]), got)
+	require.NoError(t, a.Finalize())
+}
