@@ -208,3 +208,22 @@ func TestLookUpBeforeInitializationIsAnError(t *testing.T) {
 	require.True(t, hit, "look-ups after a program's finalize are allowed, as XNNPACK's provider allows them")
 	require.Equal(t, uint64(1), c.Stats().LookUpsBeforeInit)
 }
+
+// An unnamed constant inserted outside any program (after Finalize, as
+// XNNPACK's provider allows) is referenced by nothing and can never be
+// looked up again, so the cache does not keep its bytes: heap memory held
+// for it would be held until Close.
+func TestUnnamedInsertOutsideProgramNotKept(t *testing.T) {
+	c := open(t, cache.Options{Path: tempPath(t)})
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.NoError(t, c.Finalize())
+	k := spec.Key{Seed: 1}
+	_, hit := c.LookUp(k)
+	require.False(t, hit)
+	buf, err := c.ReserveSpace(sizeOf(k))
+	require.NoError(t, err)
+	fillPacked(k, buf)
+	_, err = c.LookUpOrInsert(k, buf)
+	require.NoError(t, err)
+	require.Zero(t, c.Stats().HeapBytes[cache.HeapUnnamed], "the cache keeps bytes nothing references")
+}
