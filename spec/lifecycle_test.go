@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +119,43 @@ func TestCompactBranch(t *testing.T) {
 		_, err := ParseOp(line)
 		require.ErrorIs(t, err, ErrBadOp, line)
 	}
+}
+
+// TestVocabularyBounds: the text forms at the ends of every range. The
+// last process, program and name parse and the next ones do not; a value
+// one past each enumeration prints as invalid and never parses back (the
+// word "invalid" is not a verb, a branch or a kind); IsEvent holds from
+// EvCrash to the last kind only; an OpError names its word when it has one.
+func TestVocabularyBounds(t *testing.T) {
+	last := "init proc=" + Proc(MaxProcs-1).String() + " program=" + Program(MaxPrograms-1).String()
+	o, err := ParseOp(last)
+	require.NoError(t, err, last)
+	assert.Equal(t, Op{Kind: OpInit, Proc: MaxProcs - 1, Program: MaxPrograms - 1}, o)
+	o, err = ParseOp("lookup proc=A name=" + Name(MaxNames-1).String())
+	require.NoError(t, err)
+	assert.Equal(t, Name(MaxNames-1), o.Name)
+	for _, line := range []string{
+		"init proc=" + string(rune('A'+MaxProcs)) + " program=P1",
+		"init proc=A program=P" + strconv.Itoa(MaxPrograms+1),
+		"lookup proc=A name=w" + strconv.Itoa(MaxNames),
+		"invalid proc=A",
+		"crash kind=process proc=A branch=invalid",
+		"crash kind=invalid proc=A",
+	} {
+		_, err := ParseOp(line)
+		require.Error(t, err, line)
+	}
+
+	assert.Equal(t, "invalid", opLimit.String())
+	assert.Equal(t, "invalid", branchLimit.String())
+	assert.Equal(t, "LoadOutcome(8)", loadLimit.String())
+	assert.Equal(t, "spec: bad op \"x\": y", (&OpError{Text: "x", Msg: "y"}).Error())
+	assert.Equal(t, "spec: bad op \"x\": \"a=b\": y", (&OpError{Text: "x", Arg: "a=b", Msg: "y"}).Error())
+
+	assert.False(t, opLimit.IsEvent())
+	assert.True(t, EvCrash.IsEvent())
+	assert.False(t, (EvCrash - 1).IsEvent())
+	assert.True(t, (opLimit - 1).IsEvent())
+	assert.Len(t, OpKinds(), int(opLimit)-1)
+	assert.Equal(t, OpInit, OpKinds()[0])
 }
