@@ -24,6 +24,16 @@ func TestExecuTorchLoad(t *testing.T) {
 	misaligned = append(misaligned, etFooter(64, 1, spec.V2Magic, 2)...)
 	overrun := append(make([]byte, 64), etEntry("w", 0, 8, 1)[:10]...)
 	overrun = append(overrun, etFooter(64, 1, spec.V2Magic, 2)...)
+	// v2file is 64 bytes of data, then idx, then a footer naming count
+	// entries at 64.
+	v2file := func(count uint32, idx ...[]byte) []byte {
+		f := make([]byte, 64)
+		for _, b := range idx {
+			f = append(f, b...)
+		}
+		return append(f, etFooter(64, count, spec.V2Magic, 2)...)
+	}
+	e := etEntry("w", 0, 8, 1) // 25 bytes
 	for _, tc := range []struct {
 		name    string
 		file    []byte
@@ -41,6 +51,17 @@ func TestExecuTorchLoad(t *testing.T) {
 		{"empty entry at index_start", emptyLast, false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 4096 + 5, false},
 		{"misaligned offset", misaligned, true, 1, "", 0, false},
 		{"record past the footer", overrun, false, 0, "entry inside the index", 64, false},
+		// The bounds of each rule, one byte either side.
+		{"19 bytes", make([]byte, 19), false, 0, "size < 20", 0, false},
+		{"a footer alone", etFooter(0, 1, spec.V2Magic, 2), false, 0, "index_start < size-20", 0, false},
+		{"three bytes after the last record", v2file(2, e, []byte{1, 2, 3}), true, 1, "", 0, false},
+		{"four bytes after the last record", v2file(2, e, []byte{1, 2, 3, 4}), false, 0, "entry inside the index", 64 + 25, false},
+		{"a record ending at the footer", v2file(1, e), true, 1, "", 0, true},
+		{"a record one byte past the footer", v2file(1, e[:24]), false, 0, "entry inside the index", 64, false},
+		{"data ending at index_start", v2file(1, etEntry("w", 0, 64, 1)), true, 1, "", 0, true},
+		{"data one byte past index_start", v2file(1, etEntry("w", 0, 65, 1)), false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 64 + 5, false},
+		{"offset at index_start", v2file(1, etEntry("w", 64, 0, 1)), false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 64 + 5, false},
+		{"offset just below index_start", v2file(1, etEntry("w", 63, 1, 1)), true, 1, "", 0, false},
 	} {
 		v, err := spec.ExecuTorchLoad(bytes.NewReader(tc.file), int64(len(tc.file)))
 		require.NoError(t, err, tc.name)
