@@ -364,3 +364,19 @@ func TestProblemNames(t *testing.T) {
 	_, err = parseV3(f)
 	assert.Equal(t, []string{"ErrNoCommit", "ErrChecksum"}, spec.ProblemNames(err))
 }
+
+// TestReadCommitSlotsBounds: two slots need exactly 1,024 bytes; a fresh
+// header's slots are both "never committed", each error at its own slot's
+// generation field.
+func TestReadCommitSlotsBounds(t *testing.T) {
+	h := spec.EncodeV3Header(4096)
+	_, _, err := spec.ReadCommitSlots(bytes.NewReader(h), 2*spec.V3SlotSize-1)
+	require.ErrorIs(t, err, spec.ErrTooSmall)
+	_, errs, err := spec.ReadCommitSlots(bytes.NewReader(h), 2*spec.V3SlotSize)
+	require.NoError(t, err)
+	for pos, e := range errs {
+		fe := formatErrorFor(e, spec.ErrNoCommit)
+		require.NotNil(t, fe, "slot %d: %v", pos, e)
+		requireAt(t, fieldAt{"generation", int64(pos)*spec.V3SlotSize + 16, 0}, fe)
+	}
+}
