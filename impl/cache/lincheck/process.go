@@ -42,28 +42,26 @@ func (p *Process) acquire() error {
 
 // Relaunch closes the instance and opens a new one. It fails if the
 // Manager kept the old instance open (another reference outlived it).
-func (p *Process) Relaunch() error {
+func (p *Process) Relaunch() error { return p.reopen(nil) }
+
+// Restart is the process starting again on fsys after its machine lost
+// power: the old instance is released on the old filesystem, where every
+// call now fails, so it writes nothing; the new one opens on fsys. Callers
+// hold no other reference (the runner's gate and life lock see to it).
+func (p *Process) Restart(fsys vfs.FS) error { return p.reopen(fsys) }
+
+// reopen releases the process's instance and opens a new one, on fsys
+// when it is not nil.
+func (p *Process) reopen(fsys vfs.FS) error {
 	p.life.Lock()
 	defer p.life.Unlock()
 	p.release()
 	if n := p.M.Live(); n != 0 {
 		return fmt.Errorf("lincheck: %d cache instances still open after the process's last reference went", n)
 	}
-	return p.acquire()
-}
-
-// Restart is the process starting again on fsys after its machine lost
-// power: the old instance is released on the old filesystem, where every
-// call now fails, so it writes nothing; the new one opens on fsys. Callers
-// hold no other reference (the runner's gate and life lock see to it).
-func (p *Process) Restart(fsys vfs.FS) error {
-	p.life.Lock()
-	defer p.life.Unlock()
-	p.release()
-	if n := p.M.Live(); n != 0 {
-		return fmt.Errorf("lincheck: %d cache instances still open after the power loss", n)
+	if fsys != nil {
+		p.Opts.FS = fsys
 	}
-	p.Opts.FS = fsys
 	return p.acquire()
 }
 
