@@ -86,19 +86,9 @@ func TestFormatErrorNamesDocumented(t *testing.T) {
 
 	fields := map[string]string{} // name -> where
 	sentinels := map[string]bool{}
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("../spec/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := parseSpec(t)
+	for _, f := range files {
+		path := fset.Position(f.Package).Filename
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:

@@ -34,9 +34,8 @@ func halfName(life bool) string {
 	return "format"
 }
 
-// checkSpec type-checks spec's non-test files and returns the package, the
-// file set and every use of an identifier.
-func checkSpec(t *testing.T) (*types.Package, *token.FileSet, map[*ast.Ident]types.Object) {
+// parseSpec parses spec's non-test files into one file set.
+func parseSpec(t *testing.T) (*token.FileSet, []*ast.File) {
 	t.Helper()
 	fset := token.NewFileSet()
 	paths, err := filepath.Glob(filepath.Join("..", "spec", "*.go"))
@@ -54,6 +53,14 @@ func checkSpec(t *testing.T) (*types.Package, *token.FileSet, map[*ast.Ident]typ
 		}
 		files = append(files, f)
 	}
+	return fset, files
+}
+
+// checkSpec type-checks spec's non-test files and returns the package, the
+// file set and every use of an identifier.
+func checkSpec(t *testing.T) (*types.Package, *token.FileSet, map[*ast.Ident]types.Object) {
+	t.Helper()
+	fset, files := parseSpec(t)
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	pkg, err := conf.Check(module+"spec", fset, files, info)
