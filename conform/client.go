@@ -333,7 +333,7 @@ func (cl *Client) ReserveSpace(n int) (sim.Reservation, error) {
 	if err != nil {
 		return sim.Reservation{}, err
 	}
-	return sim.Reservation{ID: r.Reservation, Buf: make([]byte, n)}, nil
+	return sim.Reservation{ID: r.Reservation, Buf: make([]byte, n), InFile: r.InFile}, nil
 }
 
 // Insert implements sim.Instance.

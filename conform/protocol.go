@@ -98,6 +98,10 @@ type Response struct {
 
 	// reserve
 	Reservation uint64 `json:"reservation,omitempty"`
+	// InFile: the reserved space is in the cache file. An adapter that
+	// never says so is judged by the file's growth, which misses space a
+	// writer allocated ahead.
+	InFile bool `json:"in_file,omitempty"`
 	// Fallback is the code of the last fall back to heap ("" none,
 	// CodeLockBusy, or another word of the adapter's).
 	Fallback string `json:"fallback,omitempty"`

@@ -99,6 +99,7 @@ func (s *server) handle(req *Request) *Response {
 			s.next++
 			s.res[s.next] = res
 			r.Reservation = s.next
+			r.InFile = res.InFile
 		}
 		if fe := s.inst.Stats().FallbackErr; fe != nil {
 			r.Fallback = codeOf(fe)

@@ -9,10 +9,11 @@ import (
 )
 
 // handleReserve reserves space for name n's packing and runs the packer
-// into it. The cache does not say where a reservation went, so the harness
-// observes it from outside: in the file when the live file or a writer's
-// temporary file grew; otherwise on the heap, with the reason the cache
-// recorded (G8).
+// into it. The reservation is in the file when the instance says so or,
+// for an instance that does not say, when the live file or a writer's
+// temporary file grew (a writer that allocates a new file ahead of its
+// reservations grows it less often); otherwise on the heap, with the
+// reason the cache recorded (G8).
 func (w *world) handleReserve(pr *proc, n int) spec.Result {
 	var r spec.Result
 	packed := crashpoint.Pack(pr.key(n))
@@ -27,7 +28,7 @@ func (w *world) handleReserve(pr *proc, n int) spec.Result {
 	r.Place = spec.PlaceHeap
 	st := pr.c.Stats()
 	switch {
-	case grew(before, w.sizes()):
+	case res.InFile || grew(before, w.sizes()):
 		r.Place = spec.PlaceFile
 	case pr.c.Path() == "":
 		r.Reason = spec.ReasonNoPath

@@ -67,9 +67,12 @@ type Handle uint64
 
 // Reservation is space an Instance reserved: the packer writes Buf, Insert
 // takes it back. ID names it to an implementation in another process.
+// InFile is the instance's word that the space is in the cache file; an
+// instance that does not say leaves the harness to watch the file grow.
 type Reservation struct {
-	ID  uint64
-	Buf []byte
+	ID     uint64
+	Buf    []byte
+	InFile bool
 }
 
 // Opener opens an Instance on the cache file path ("" for heap only).
@@ -134,7 +137,7 @@ func (g *goInstance) Bytes(h Handle) ([]byte, error) {
 
 func (g *goInstance) ReserveSpace(n int) (Reservation, error) {
 	b, err := g.c.ReserveSpace(n)
-	return Reservation{Buf: b}, err
+	return Reservation{Buf: b, InFile: err == nil && g.c.ReservedInFile(b)}, err
 }
 
 func (g *goInstance) Insert(k spec.Key, r Reservation) error {

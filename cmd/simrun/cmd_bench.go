@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -64,6 +65,17 @@ type benchReport struct {
 	// same load.
 	Prefault                    bool               `json:"prefault"`
 	WarmFirstOutputMSByPrefault map[string]float64 `json:"warm_first_output_ms_by_prefault"`
+	// How far ahead a new cache file is allocated (cache.Options.AllocateAhead)
+	// decides the size of the page cache's folios, which the cold launch's
+	// stores and the next warm launch's first pass pay for in opposite
+	// directions. AllocateAhead is the default the launches above used;
+	// the two maps have, by setting ("16mib", "1024mib", "region" for
+	// none), the cold
+	// init and the first output of a warm launch (default policy) right
+	// after it, settings alternated in one loop.
+	AllocateAhead                    int64              `json:"allocate_ahead"`
+	ColdMSByAllocateAhead            map[string]float64 `json:"cold_ms_by_allocate_ahead"`
+	WarmFirstOutputMSByAllocateAhead map[string]float64 `json:"warm_first_output_ms_by_allocate_ahead"`
 
 	// The program's unpacked weights come from a program file written once
 	// before any timing and read before the launches, as a runtime loads a
@@ -245,7 +257,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		DefaultPolicy:  runtime.DefaultVerifyData.String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
 		WarmFirstOutputMSByPolicy: map[string]float64{}, WarmFirstOutputMSByPrefault: map[string]float64{},
-		Prefault:      runtime.DefaultPrefault,
+		Prefault: runtime.DefaultPrefault, AllocateAhead: cache.DefaultAllocateAhead,
+		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
 		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
 	for _, l := range p.Layers() {
@@ -254,20 +267,41 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
 	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData, Prefault: runtime.DefaultPrefault}
 
+	// How far ahead a new file is allocated: the default, a GiB (large
+	// folios) and none, alternated; each cold launch is followed by a warm
+	// one on its file. Before the cold launches below, so the file every
+	// later figure reads was written with the default.
+	aheads := []int64{cache.DefaultAllocateAhead, 1 << 30, -1}
+	aheadCold, aheadFirst := map[int64][]time.Duration{}, map[int64][]time.Duration{}
+	for i := range b.runs {
+		for j := range aheads {
+			c := cfg
+			c.AllocateAhead = aheads[(i+j)%len(aheads)]
+			r, err := b.cold(c, p.NumLayers())
+			if err != nil {
+				return nil, err
+			}
+			w, err := b.warm(cfg, p.NumLayers())
+			if err != nil {
+				return nil, err
+			}
+			aheadCold[c.AllocateAhead] = append(aheadCold[c.AllocateAhead], r.InitTime)
+			aheadFirst[c.AllocateAhead] = append(aheadFirst[c.AllocateAhead], w.InitTime+w.RunTime)
+			b.progress("allocate ahead %s %d/%d: cold init %v, warm first output %v", aheadName(c.AllocateAhead), i+1, b.runs,
+				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
+		}
+	}
+	for _, a := range aheads {
+		rep.ColdMSByAllocateAhead[aheadName(a)] = msOf(median(aheadCold[a]))
+		rep.WarmFirstOutputMSByAllocateAhead[aheadName(a)] = msOf(median(aheadFirst[a]))
+	}
+
 	// Cold: no file before each launch.
 	var coldInit, coldRun, coldRead, coldPack, coldCommit, coldOther []time.Duration
 	for i := range b.runs {
-		for _, f := range []string{b.path, b.path + ".lock"} {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-		}
-		r, err := runtime.Launch(context.Background(), cfg)
+		r, err := b.cold(cfg, p.NumLayers())
 		if err != nil {
 			return nil, err
-		}
-		if r.Load != spec.LoadMissing || r.Packed != p.NumLayers() || r.HeapBytes != 0 {
-			return nil, fmt.Errorf("%w: cold launch: load %s, packed %d of %d, heap %d bytes", errBench, r.Load, r.Packed, p.NumLayers(), r.HeapBytes)
 		}
 		coldInit, coldRun = append(coldInit, r.InitTime), append(coldRun, r.RunTime)
 		coldRead, coldPack, coldCommit = append(coldRead, r.SourceTime), append(coldPack, r.PackTime), append(coldCommit, r.FinalizeTime)
@@ -385,6 +419,33 @@ func onOff(b bool) string {
 }
 
 // warm launches and requires that every layer hit (G3).
+// cold launches cfg with no cache file: every layer must be packed into
+// the file.
+func (b *bencher) cold(cfg runtime.LaunchConfig, layers int) (runtime.LaunchReport, error) {
+	for _, f := range []string{b.path, b.path + ".lock"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return runtime.LaunchReport{}, err
+		}
+	}
+	r, err := runtime.Launch(context.Background(), cfg)
+	if err != nil {
+		return r, err
+	}
+	if r.Load != spec.LoadMissing || r.Packed != layers || r.HeapBytes != 0 {
+		return r, fmt.Errorf("%w: cold launch: load %s, packed %d of %d, heap %d bytes", errBench, r.Load, r.Packed, layers, r.HeapBytes)
+	}
+	return r, nil
+}
+
+// aheadName names an AllocateAhead setting in the report: "region" for
+// none, else its size in MiB.
+func aheadName(a int64) string {
+	if a < 0 {
+		return "region"
+	}
+	return strconv.FormatInt(a>>20, 10) + "mib"
+}
+
 func (b *bencher) warm(cfg runtime.LaunchConfig, layers int) (runtime.LaunchReport, error) {
 	r, err := runtime.Launch(context.Background(), cfg)
 	if err != nil {
@@ -631,6 +692,11 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "warm first output %s, prefault on/steady run %.2fx (%.2f ms), prefault off/steady run %.2fx (%.2f ms); figures above with prefault %s\n",
 		r.DefaultPolicy, ratio(r.WarmFirstOutputMSByPrefault["on"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["on"],
 		ratio(r.WarmFirstOutputMSByPrefault["off"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["off"], onOff(r.Prefault))
+	fmt.Fprintf(w, "allocated ahead (default %d bytes):", r.AllocateAhead)
+	for _, a := range slices.Sorted(maps.Keys(r.ColdMSByAllocateAhead)) {
+		fmt.Fprintf(w, " %s: cold init %.2f ms, next first output %.2f ms;", a, r.ColdMSByAllocateAhead[a], r.WarmFirstOutputMSByAllocateAhead[a])
+	}
+	fmt.Fprintln(w)
 	for _, p := range verifyPolicies {
 		pol := p.String()
 		fmt.Fprintf(w, "  verify %-12s %8.2f ms   %.1fx   (init+run %.2f ms)\n", pol, r.WarmMSByPolicy[pol], r.WarmSpeedupByPolicy[pol], r.WarmFirstOutputMSByPolicy[pol])

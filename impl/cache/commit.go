@@ -189,6 +189,9 @@ func (c *Cache) appendCommit(list []*entry) error {
 		// file goes away; mappings of it keep their inode.
 		return c.removeLive()
 	}
+	if err := w.trim(); err != nil {
+		return err
+	}
 	idx, off := c.encodeIndex(list, nil, w.size)
 	gen := c.disk.generation + 1
 	if w.temp == "" {

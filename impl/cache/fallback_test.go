@@ -109,24 +109,29 @@ func TestG8ReadOnlyDirectory(t *testing.T) {
 }
 
 // G8: a full disk is an fallocate error, never a SIGBUS: the weight packs to
-// heap and the entries that did fit are committed.
+// heap and the entries that did fit are committed. The disk holds the
+// header and the first two entries' pages: a new file is allocated ahead of
+// its reservations, and when that space does not fit the region alone must
+// still be taken.
 func TestG8DiskFullFallsBackToHeap(t *testing.T) {
-	n := 0
-	fsys := &hookFS{FS: vfs.OS(), allocate: func(string) error {
-		n++
-		if n > 2 {
+	ks := keys(4, 1)
+	page := int64(os.Getpagesize())
+	capacity := page // the v3 header
+	for _, k := range ks[:2] {
+		capacity += (int64(sizeOf(k)) + page - 1) / page * page
+	}
+	fsys := &hookFS{FS: vfs.OS(), allocate: func(_ string, off, length int64) error {
+		if off+length > capacity {
 			return syscall.ENOSPC
 		}
 		return nil
 	}}
 	opts := cache.Options{Path: tempPath(t), FS: fsys}
-	ks := keys(4, 1)
 	s := process(t, opts, ks)
 	require.ErrorIs(t, s.FallbackErr, syscall.ENOSPC)
 	require.Positive(t, s.HeapBytes[cache.HeapAllocFailed])
 	require.Equal(t, uint64(1), s.Commits)
 
-	n = -100
 	s = process(t, cache.Options{Path: opts.Path}, ks)
 	require.Equal(t, uint64(2), s.Hits, "the two entries that fit were committed")
 	require.Equal(t, uint64(2), s.Repacks[cache.RepackNew])

@@ -142,7 +142,7 @@ func fileInfo(t testing.TB, path string) os.FileInfo {
 type hookFS struct {
 	vfs.FS
 	open     func(name string, flag int) error
-	allocate func(name string) error
+	allocate func(name string, off, length int64) error
 	mmap     func(name string) error
 }
 
@@ -166,7 +166,7 @@ type hookFile struct {
 
 func (f *hookFile) Allocate(off, length int64) error {
 	if f.h.allocate != nil {
-		if err := f.h.allocate(f.Name()); err != nil {
+		if err := f.h.allocate(f.Name(), off, length); err != nil {
 			return err
 		}
 	}

@@ -75,6 +75,17 @@ func PolicyByID(id spec.VerifyPolicyID) (p VerifyPolicy, ok bool) {
 // stays within 1.5 times what a fresh rewrite would need (G4).
 const DefaultCompactGarbageRatio = 0.5
 
+// DefaultAllocateAhead is how far a new cache file is allocated ahead of
+// the reservations being packed into it. Measured on Linux 6.18 / ext4 with
+// a 600 MB cache (docs/benchmarks.md, "How far ahead a new file is
+// allocated"): 16 MiB ahead makes the packers' stores of a cold launch
+// faster than growing the file region by region and leaves the page cache
+// in the same small folios; allocating hundreds of MiB ahead gives large
+// folios, so a warm launch's first pass over the mapping takes a quarter of
+// the page faults, but makes every store of the cold launch slower (about
+// 1 s more for 600 MB).
+const DefaultAllocateAhead = 16 << 20
+
 // DefaultFileMode is the permission of a new cache file: owner only, as
 // ExecuTorch creates its files. Packed weights are derived from the model;
 // a cache readable by every user of a device leaks it.
@@ -132,6 +143,14 @@ type Options struct {
 	// "Prefaulting"). Where mappings cannot be populated (not Linux, an
 	// in-memory file system) it does nothing. Close waits for it.
 	Prefault bool
+	// AllocateAhead is how far a new cache file (written under a temporary
+	// name, read by no one until its first commit) is allocated ahead of
+	// its reservations: it is extended by doubling, never more than
+	// AllocateAhead past the reservation, and trimmed at the commit. 0
+	// means DefaultAllocateAhead; a negative value allocates each
+	// reservation's region alone. A live file, which other processes map,
+	// always grows by one region at a time.
+	AllocateAhead int64
 
 	_ struct{}
 }
@@ -161,6 +180,12 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.FS == nil {
 		o.FS = vfs.OS()
+	}
+	switch {
+	case o.AllocateAhead == 0:
+		o.AllocateAhead = DefaultAllocateAhead
+	case o.AllocateAhead < 0:
+		o.AllocateAhead = 0
 	}
 	if o.FileMode&^os.ModePerm != 0 {
 		return o, &OptionsError{Field: "FileMode", Value: o.FileMode.String()}

@@ -150,6 +150,17 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	return buf, nil
 }
 
+// ReservedInFile reports whether buf, space ReserveSpace returned and not
+// yet handed to LookUpOrInsert, lies in the cache file, where a commit can
+// name it, rather than on the heap. The file's size does not tell: a new
+// file is allocated ahead of its reservations.
+func (c *Cache) ReservedInFile(buf []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.reservations[bufKey(buf)]
+	return r != nil && r.region != nil
+}
+
 // LookUpOrInsert inserts packed, which must start at a buffer ReserveSpace
 // returned, under k and returns its handle. packed == nil after a hit returns
 // the existing handle (ExecuTorch #18295). When k is already present with

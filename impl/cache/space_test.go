@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,7 +42,7 @@ func TestG4NothingWrittenWhenNothingChanged(t *testing.T) {
 			before := ageFile(t, opts.Path)
 
 			reserves := 0
-			fsys := &hookFS{FS: vfs.OS(), allocate: func(string) error { reserves++; return nil }}
+			fsys := &hookFS{FS: vfs.OS(), allocate: func(string, int64, int64) error { reserves++; return nil }}
 			c := open(t, cache.Options{Path: opts.Path, Format: f, FS: fsys})
 			require.Equal(t, 4, launch(t, c, "P1", ks))
 			require.NoError(t, c.Save())
@@ -154,4 +155,63 @@ func TestCompactOnColdCache(t *testing.T) {
 		require.NotContains(t, n.Name(), ".tmp-")
 	}
 	require.Equal(t, uint64(3), process(t, opts, ks).Hits)
+}
+
+// A new file is allocated far ahead of its reservations (one fallocate per
+// doubling, not one per region: regions carved one by one from the end of a
+// file leave its page cache in small folios and every later launch pays a
+// page fault per 64 KiB), and trimmed at commit: the index follows the last
+// entry's page, and the file ends where its index does (v3) or in its
+// footer (v2), with no space allocated ahead left inside or after it.
+func TestNewFileAllocatedAheadAndTrimmed(t *testing.T) {
+	// Bounded ahead, the file is extended about once per region; negative,
+	// exactly once per region.
+	for _, c := range []struct {
+		ahead    int64
+		min, max int
+	}{{int64(os.Getpagesize()), 24, 47}, {-1, 48, 48}} {
+		calls := 0
+		fsys := &hookFS{FS: vfs.OS(), allocate: func(string, int64, int64) error { calls++; return nil }}
+		process(t, cache.Options{Path: tempPath(t), FS: fsys, AllocateAhead: c.ahead}, keys(48, 1))
+		require.GreaterOrEqual(t, calls, c.min, "AllocateAhead %d", c.ahead)
+		require.LessOrEqual(t, calls, c.max, "AllocateAhead %d", c.ahead)
+	}
+
+	page := uint64(os.Getpagesize())
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			calls := 0
+			fsys := &hookFS{FS: vfs.OS(), allocate: func(string, int64, int64) error { calls++; return nil }}
+			opts := cache.Options{Path: tempPath(t), Format: f, FS: fsys}
+			ks := keys(48, 1)
+			s := process(t, opts, ks)
+			require.Equal(t, uint64(1), s.Commits)
+			require.LessOrEqual(t, calls, 8, "fallocate calls for 48 regions")
+
+			b, err := os.ReadFile(opts.Path)
+			require.NoError(t, err)
+			r, size := bytes.NewReader(b), int64(len(b))
+			var es []spec.Entry
+			var indexOff, indexEnd uint64
+			if f == spec.FormatV3 {
+				pf, err := spec.ParseV3(r, size)
+				require.NoError(t, err)
+				es, indexOff = pf.Entries, pf.Commit.IndexOff
+				indexEnd = indexOff + pf.Commit.IndexLen
+			} else {
+				pf, err := spec.ParseV2(r, size)
+				require.NoError(t, err)
+				es, indexOff, indexEnd = pf.Entries, pf.IndexStart, uint64(size)
+			}
+			var last uint64
+			for _, e := range es {
+				last = max(last, e.Offset+e.Size)
+			}
+			require.Equal(t, (last+page-1)/page*page, indexOff, "the index follows the last entry's page")
+			require.Equal(t, uint64(size), indexEnd, "the file ends at its index")
+
+			s = process(t, cache.Options{Path: opts.Path, Format: f}, ks)
+			require.Equal(t, uint64(len(ks)), s.Hits)
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -25,8 +26,12 @@ type writer struct {
 	// an empty index is worth it (the next load stops rejecting).
 	replacing bool
 	size      int64 // end of f: where the next region or index goes
-	align     int64 // data alignment: page size, or the file's if larger
-	regions   []*region
+	// ahead is the end of the space allocated in a temporary file ahead of
+	// size (see allocate); the commit trims the file back to what it holds.
+	// maxAhead bounds the distance (Options.AllocateAhead).
+	ahead, maxAhead int64
+	align           int64 // data alignment: page size, or the file's if larger
+	regions         []*region
 }
 
 // beginWrite takes the exclusive lock and re-reads the newest commit, since
@@ -132,6 +137,7 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 		}
 	}
 	w.align = c.align()
+	w.maxAhead = c.opts.AllocateAhead
 	c.w = w
 	return "", nil
 }
@@ -215,8 +221,11 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 	length := roundUp(int64(n), w.align)
 	// fallocate before the first store: on a full disk this fails cleanly,
 	// where a store into a sparse mapped range would be a SIGBUS.
-	if err := w.f.Allocate(off, length); err != nil {
-		if sz, serr := w.f.Size(); serr == nil {
+	if err := w.allocate(off, length); err != nil {
+		if sz, serr := w.f.Size(); serr == nil && w.temp == "" {
+			// A failed fallocate may have extended the live file: a v2
+			// index must go after everything in it. A temporary file is
+			// trimmed at commit instead.
 			w.size = max(w.size, sz)
 		}
 		r := HeapAllocFailed
@@ -240,6 +249,55 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 	rg := &region{m: m, off: off}
 	w.regions = append(w.regions, rg)
 	return m.Bytes()[:n:n], rg, ""
+}
+
+// allocate reserves [off, off+length) of the file for a region. The live
+// file grows by exactly the region: other processes map it, and a v2 file
+// must end in its footer. A new (temporary) file, which nobody else reads
+// until the commit renames it, is instead extended ahead of the packers,
+// doubling but never more than maxAhead past the region, and trimmed at the
+// commit (trim): one fallocate per step instead of one per region, and how
+// far the end of the file is from the stores decides the size of the page
+// cache's folios, which the packers' stores and every later launch's first
+// pass over the mapping pay for in opposite directions
+// (DefaultAllocateAhead). If the space ahead does not fit (ENOSPC), the
+// region alone is allocated, so a nearly full disk holds as much as before.
+func (w *writer) allocate(off, length int64) error {
+	end := off + length
+	if w.temp == "" || w.maxAhead <= 0 {
+		return w.f.Allocate(off, length)
+	}
+	if end <= w.ahead {
+		return nil
+	}
+	target := end + min(end, w.maxAhead)
+	err := w.f.Allocate(off, target-off)
+	if err == nil {
+		w.ahead = target
+		return nil
+	}
+	if !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	if err := w.f.Allocate(off, length); err != nil {
+		return err
+	}
+	w.ahead = end
+	return nil
+}
+
+// trim cuts a temporary file back to size, the end of what the commit
+// names, before the index is written there. Only a temporary file is ever
+// extended ahead (allocate), and no other process can have it mapped.
+func (w *writer) trim() error {
+	if w.ahead <= w.size {
+		return nil
+	}
+	if err := w.f.Truncate(w.size); err != nil {
+		return err
+	}
+	w.ahead = 0
+	return nil
 }
 
 // finishRegions writes back the regions that hold inserted entries

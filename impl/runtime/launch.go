@@ -44,14 +44,15 @@ type LaunchConfig struct {
 	// process). nil means a Manager private to this launch, so that the
 	// launch behaves like a fresh process: it loads the file from scratch.
 	Manager *cache.Manager
-	// Format, VerifyData, LockWait, ReplaceForeign, ReadOnly and Prefault
-	// are passed to cache.Options.
+	// Format, VerifyData, LockWait, ReplaceForeign, ReadOnly, Prefault and
+	// AllocateAhead are passed to cache.Options.
 	Format         spec.Format
 	VerifyData     cache.VerifyPolicy
 	LockWait       time.Duration
 	ReplaceForeign bool
 	ReadOnly       bool
 	Prefault       bool
+	AllocateAhead  int64
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -160,7 +161,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
 		VerifyData: cfg.VerifyData, LockWait: cfg.LockWait,
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
-		Prefault: cfg.Prefault,
+		Prefault: cfg.Prefault, AllocateAhead: cfg.AllocateAhead,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)
