@@ -61,12 +61,15 @@ type launchReport struct {
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
 	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
-		"              [--verify-data on-compute|on-first-use|on-load|off] [--verify] [--json] [--replace-foreign] [--read-only]")
+		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--allocate-ahead BYTES]",
+		"              [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
 	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
 	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
 	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
+	prefault := fs.Bool("prefault", runtime.DefaultPrefault, "populate the cache file's mapping on a second goroutine while the first inference runs")
+	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -87,7 +90,8 @@ func cmdLaunch(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)
 		return code
 	}
-	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly}
+	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
+		Prefault: *prefault, AllocateAhead: *ahead}
 	var err error
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)

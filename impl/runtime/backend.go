@@ -78,15 +78,6 @@ type Backend struct {
 	state      backendState
 	registered bool  // InitializeForProgram was called: Destroy must delete
 	inputIdx   []int // producer layer of each layer, -1 = program input
-
-	// ahead: during a run, a second goroutine reads each cached layer's
-	// bytes one layer ahead of the compute (Cache.Bytes, which checks them
-	// under cache.VerifyOnCompute, then one load per page), so the check
-	// and the page faults of layer i+1 overlap the compute of layer i.
-	// The compute still takes its bytes from packedBytes, which re-packs a
-	// layer that failed. settled: a run has read every layer once, so
-	// there is nothing left to read ahead.
-	ahead, settled bool
 }
 
 type backendState uint8
@@ -283,24 +274,12 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 	outs := make([][]float32, len(b.layers))
 	ieee, cast := crc32.NewIEEE(), crc32.New(castagnoli)
 	var buf []byte
-	var next chan<- int
-	if b.ahead && !b.settled && b.cache != nil {
-		ch, done := b.readAhead()
-		next = ch
-		defer func() { close(ch); <-done }()
-	}
 	for i, l := range b.prog.layers {
 		in := x
 		if j := b.inputIdx[i]; j >= 0 {
 			in = outs[j]
 		}
 		packed, err := b.packedBytes(i)
-		if next != nil && i+1 < len(b.layers) {
-			select {
-			case next <- i + 1:
-			default: // still reading an earlier layer: it will not fall behind by more
-			}
-		}
 		if err != nil {
 			return nil, fmt.Errorf("runtime: layer %q: %w", l.Name, err)
 		}
@@ -317,7 +296,6 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 		cast.Write(buf)
 	}
 	digest := uint64(ieee.Sum32())<<32 | uint64(cast.Sum32())
-	b.settled = true
 	return &Result{Output: outs[len(outs)-1], Digest: digest}, nil
 }
 
@@ -350,41 +328,6 @@ func (b *Backend) packedBytes(i int) ([]byte, error) {
 	}
 	return b.cache.Bytes(b.layers[i].h)
 }
-
-// readAhead starts the goroutine that reads layer i's cached bytes when
-// i arrives on the returned channel; done closes once the channel is closed
-// and the read in progress has finished, so nothing touches the cache after
-// Run returns. A failed check is left for packedBytes to find (the cache
-// remembers it) and re-pack on the calling goroutine.
-func (b *Backend) readAhead() (chan<- int, <-chan struct{}) {
-	next, done := make(chan int, 1), make(chan struct{})
-	c := b.cache
-	hs := make([]cache.Handle, len(b.layers))
-	own := make([]bool, len(b.layers))
-	for i, l := range b.layers {
-		hs[i], own[i] = l.h, l.own != nil
-	}
-	go func() {
-		defer close(done)
-		var sink byte
-		for i := range next {
-			if own[i] {
-				continue
-			}
-			if p, err := c.Bytes(hs[i]); err == nil {
-				for off := 0; off < len(p); off += pageSize {
-					sink += p[off]
-				}
-			}
-		}
-		_ = sink
-	}()
-	return next, done
-}
-
-// pageSize is the stride of the read-ahead's loads: one per page faults
-// every page of a mapping in.
-const pageSize = 4096
 
 // Destroy releases the program's cache entries (cache DeleteProgram) and
 // every reference the backend holds. The backend cannot be used afterwards.

@@ -83,9 +83,7 @@ func BenchmarkLaunch(b *testing.B) {
 // verification policy, beside its floor in the same run: one read pass over
 // a fresh read-only mapping of the same cache file (the first touch a warm
 // launch pays to read its weights once). "/prefault" populates the mapping
-// on a second goroutine while the inference runs (cache.Options.Prefault);
-// "/read-ahead" reads, and under on-compute checks, layer i+1's bytes on a
-// second goroutine while layer i computes (LaunchConfig.ReadAhead).
+// on a second goroutine while the inference runs (cache.Options.Prefault).
 // 16 layers of 1024×1024, about 64 MiB packed. Compare the sub-benchmarks'
 // ns/op:
 //
@@ -158,7 +156,6 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol})
 		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {
 			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol, Prefault: true})
-			first(pol.String()+"/read-ahead", LaunchConfig{CachePath: path, Program: p, VerifyData: pol, ReadAhead: true})
 		}
 	}
 }

@@ -22,9 +22,11 @@ const DefaultVerifyData = cache.VerifyOnCompute
 
 // DefaultPrefault is whether a launch should populate the cache's mapping
 // on a second goroutine while the first inference runs
-// (cache.Options.Prefault). Off until a measurement shows it shortens the
-// first output (docs/benchmarks.md, "Prefaulting the mapping").
-const DefaultPrefault = false
+// (cache.Options.Prefault). On: on a machine with a core to spare it
+// shortened the first output to 0.71-0.76 of the same launch without it,
+// and in every llama-1184 bench since (docs/benchmarks.md, "Prefaulting
+// the mapping").
+const DefaultPrefault = true
 
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
@@ -65,14 +67,6 @@ type LaunchConfig struct {
 	// the weights resident and checked, the floor a first inference is
 	// compared with.
 	SteadyRuns int
-	// ReadAhead reads each layer's cached bytes one layer ahead of the
-	// compute on a second goroutine during the first inference: the data
-	// check (cache.VerifyOnCompute) and the page faults of layer i+1 overlap
-	// the compute of layer i. The compute still takes its bytes only after
-	// their check, and a layer that fails is re-packed on the inferring
-	// goroutine. Off by default until measured on a quiet machine
-	// (docs/runtime.md, "Reading ahead").
-	ReadAhead bool
 
 	_ struct{}
 }
@@ -172,7 +166,6 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	b.ahead = cfg.ReadAhead
 	start := time.Now()
 	if err := b.Init(); err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)

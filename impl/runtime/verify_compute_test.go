@@ -90,7 +90,7 @@ func TestCorruptEntryRepackedAtFirstCompute(t *testing.T) {
 
 // TestLaunchOnComputeMatchesColdOutput: the same through Launch, which a
 // simrun launch runs: the warm launch reports the re-pack and the cold
-// launch's output digest, with and without LaunchConfig.ReadAhead.
+// launch's output digest.
 func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
@@ -98,12 +98,12 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute, Verify: true}
 	cold, err := Launch(context.Background(), cfg)
 	require.NoError(t, err)
-	for i, ahead := range []bool{false, true} {
+	for i, prefault := range []bool{false, true} {
 		flipEntryByte(t, path, p.layers[i].WeightName())
-		cfg.ReadAhead = ahead
+		cfg.Prefault = prefault
 		warm, err := Launch(context.Background(), cfg)
 		require.NoError(t, err)
-		require.True(t, warm.Verified, "read ahead %v: outputs differ from heap packing", ahead)
+		require.True(t, warm.Verified, "prefault %v: outputs differ from heap packing", prefault)
 		require.Equal(t, cold.OutputDigest, warm.OutputDigest)
 		require.Equal(t, uint64(1), warm.Repacks[cache.RepackCorrupt])
 		require.Equal(t, 1, warm.Packed)
@@ -115,8 +115,8 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 // inference after earlier layers computed, the last, or several at once),
 // init checks nothing and re-packs nothing, the first inference re-packs
 // exactly the rotten layers with reason corrupt, and its output is the
-// cold launch's bit for bit; also with the check read one layer ahead of
-// the compute on a second goroutine (Backend.ahead).
+// cold launch's bit for bit; also with the mapping populated on a second
+// goroutine meanwhile (cache.Options.Prefault).
 func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
@@ -124,13 +124,13 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 	x := p.Input(3, 11)
 	last := p.NumLayers() - 1
 	for _, c := range []struct {
-		rot   []int
-		ahead bool
+		rot      []int
+		prefault bool
 	}{{[]int{0}, false}, {[]int{last / 2}, false}, {[]int{last}, false}, {[]int{0, last / 2, last}, false},
 		{[]int{last / 2}, true}, {[]int{0, last / 2, last}, true}} {
 		rot := c.rot
 		path := tempPath(t, "c.xpwc")
-		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
+		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, Prefault: c.prefault}
 		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 		cold, _ := run()
 		want, err := cold.Run(x, 3)
@@ -139,13 +139,12 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 			flipEntryByte(t, path, p.layers[i].WeightName())
 		}
 		b, cc := run()
-		b.ahead = c.ahead
 		require.Zero(t, cc.Stats().Verified, "layers %v: init checked data", rot)
 		require.Zero(t, cc.Stats().Corrupt, "layers %v: init found corruption", rot)
 		require.Zero(t, b.Stats().Packed, "layers %v: init re-packed", rot)
 		got, err := b.Run(x, 3)
 		require.NoError(t, err)
-		require.Equal(t, want.Digest, got.Digest, "layers %v (ahead %v): an output was computed from unverified bytes", rot, c.ahead)
+		require.Equal(t, want.Digest, got.Digest, "layers %v (prefault %v): an output was computed from unverified bytes", rot, c.prefault)
 		requireBitsEqual(t, want.Output, got.Output)
 		st := cc.Stats()
 		require.Equal(t, uint64(len(rot)), st.Repacks[cache.RepackCorrupt], "layers %v", rot)
