@@ -78,6 +78,77 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 }
 
+// BenchmarkAllocateAhead: how far ahead a new cache file is allocated
+// (cache.Options.AllocateAhead) trades the cold launch's stores against the
+// next warm launch's first pass over the mapping (docs/benchmarks.md, "How
+// far ahead a new file is allocated"). Each round launches cold with each
+// setting in turn (the order rotating), each followed by a warm launch of
+// the default policy on its file; the medians and the ratios to "region"
+// (the file grown one region at a time) are the metrics. 16 layers of
+// 1024x1024, 64 MiB packed; XPWC_BENCH_LARGE=1 runs llama-1184 (593 MB).
+//
+//	go test ./impl/runtime -run '^$' -bench AllocateAhead -benchtime 5x -count 3
+func BenchmarkAllocateAhead(b *testing.B) {
+	p := benchProgram(b)
+	if os.Getenv("XPWC_BENCH_LARGE") == "1" {
+		var err error
+		p, err = Preset(PresetLlama1184, 1)
+		require.NoError(b, err)
+	}
+	path := filepath.Join(b.TempDir(), "c.xpwc")
+	settings := []struct {
+		name  string
+		ahead int64
+	}{{"16mib", 0}, {"1024mib", 1 << 30}, {"region", -1}}
+	cold, first := make([][]time.Duration, len(settings)), make([][]time.Duration, len(settings))
+	round := 0
+	for b.Loop() {
+		for j := range settings {
+			i := (round + j) % len(settings)
+			for _, f := range []string{path, path + ".lock"} {
+				if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+					b.Fatal(err)
+				}
+			}
+			rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData, AllocateAhead: settings[i].ahead})
+			require.NoError(b, err)
+			require.Equal(b, p.NumLayers(), rep.Packed)
+			cold[i] = append(cold[i], rep.InitTime)
+			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData, Prefault: DefaultPrefault})
+			require.NoError(b, err)
+			require.Zero(b, rep.Packed)
+			first[i] = append(first[i], rep.InitTime+rep.RunTime)
+		}
+		round++
+	}
+	last := len(settings) - 1
+	coldRegion, firstRegion := medianDuration(cold[last]), medianDuration(first[last])
+	for i, s := range settings {
+		c, f := medianDuration(cold[i]), medianDuration(first[i])
+		b.ReportMetric(float64(c)/1e6, "cold-ms-"+s.name)
+		b.ReportMetric(float64(f)/1e6, "first-ms-"+s.name)
+		if i != last {
+			b.ReportMetric(float64(c)/float64(coldRegion), "cold-"+s.name+"/region")
+			b.ReportMetric(float64(f)/float64(firstRegion), "first-"+s.name+"/region")
+		}
+	}
+}
+
+// benchProgram is the 64 MiB program of the first-output benchmarks: 16
+// chained layers of 1024x1024.
+func benchProgram(b *testing.B) *Program {
+	layers := make([]Layer, 16)
+	for i := range layers {
+		layers[i] = Layer{Name: "l" + strconv.Itoa(i), N: 1024, K: 1024, Bias: true}
+		if i > 0 {
+			layers[i].Input = layers[i-1].Name
+		}
+	}
+	p, err := NewSynthetic("bench", 1, layers)
+	require.NoError(b, err)
+	return p
+}
+
 // BenchmarkWarmFirstOutput: a warm launch's first output (open, load,
 // look-ups, finalize, save, first inference on one row) under each data
 // verification policy, beside its floor in the same run: one read pass over
@@ -89,17 +160,9 @@ func BenchmarkLaunch(b *testing.B) {
 //
 //	go test ./impl/runtime -run '^$' -bench WarmFirstOutput -count 6
 func BenchmarkWarmFirstOutput(b *testing.B) {
-	layers := make([]Layer, 16)
-	for i := range layers {
-		layers[i] = Layer{Name: "l" + strconv.Itoa(i), N: 1024, K: 1024, Bias: true}
-		if i > 0 {
-			layers[i].Input = layers[i-1].Name
-		}
-	}
-	p, err := NewSynthetic("bench", 1, layers)
-	require.NoError(b, err)
+	p := benchProgram(b)
 	path := filepath.Join(b.TempDir(), "c.xpwc")
-	_, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p})
+	_, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p})
 	require.NoError(b, err)
 
 	b.Run("sweep", func(b *testing.B) {
