@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/faultinject/errorfs"
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -158,4 +159,88 @@ func TestManagerReport(t *testing.T) {
 	failed := r.PerCache[3].Stats
 	require.Equal(t, spec.LoadFailed, failed.Load)
 	require.ErrorIs(t, failed.LoadErr, syscall.ENOENT)
+}
+
+// A manager's caches use the file system it was made with, unless the
+// options name their own.
+func TestManagerFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	opened := map[string]int{}
+	seen := func(fs string) func(string, int) error {
+		return func(string, int) error {
+			opened[fs]++
+			return nil
+		}
+	}
+	mfs := &hookFS{FS: vfs.OS(), open: seen("manager")}
+	ofs := &hookFS{FS: vfs.OS(), open: seen("options")}
+	m := cache.NewManager(mfs)
+	for _, tc := range []struct {
+		name string
+		fs   vfs.FS
+		want string
+	}{
+		{"a", nil, "manager"},
+		{"b", ofs, "options"},
+	} {
+		clear(opened)
+		c, rel, err := m.Get(cache.Options{Path: filepath.Join(dir, tc.name), FS: tc.fs})
+		require.NoError(t, err)
+		require.Equal(t, 0, launch(t, c, "P", keys(1, 1)))
+		rel()
+		require.Positive(t, opened[tc.want], "%s: %v", tc.name, opened)
+		require.Len(t, opened, 1, "%s: %v", tc.name, opened)
+	}
+}
+
+// SaveAll goes on after a cache whose save fails and returns that error:
+// the other cache is committed.
+func TestManagerSaveAllReportsFailure(t *testing.T) {
+	m := cache.NewManager(nil)
+	dir := t.TempDir()
+	fail := &renameFails{}
+	bad, relBad, err := m.Get(cache.Options{Path: filepath.Join(dir, "bad"), FS: errorfs.Wrap(vfs.OS(), fail)})
+	require.NoError(t, err)
+	defer relBad()
+	good, relGood, err := m.Get(cache.Options{Path: filepath.Join(dir, "good")})
+	require.NoError(t, err)
+	defer relGood()
+	for _, c := range []*cache.Cache{bad, good} {
+		require.NoError(t, c.InitializeForProgram("P"))
+		pack(t, c, key("w", 1))
+	}
+	fail.on = true
+	err = m.SaveAll()
+	fail.on = false
+	require.ErrorIs(t, err, errorfs.ErrInjected)
+	require.Equal(t, err, bad.Stats().CommitErr)
+	require.Zero(t, bad.Stats().Commits)
+	require.Equal(t, uint64(1), good.Stats().Commits)
+	require.NoError(t, good.Finalize())
+}
+
+// renameFails fails every rename while on: the commit point of a new
+// file, which is written aside and renamed into place.
+type renameFails struct{ on bool }
+
+func (w *renameFails) MaybeError(op errorfs.Op) error {
+	if w.on && op.Kind == errorfs.OpRename {
+		return &errorfs.Error{Op: op, Err: syscall.EIO}
+	}
+	return nil
+}
+
+func (w *renameFails) String() string { return "renameFails" }
+
+// FallbackBytes adds up the heap bytes of every reason but no-path (not
+// opted in) and unnamed (never persisted).
+func TestReportFallbackBytes(t *testing.T) {
+	r := cache.Report{HeapBytes: map[cache.HeapReason]uint64{
+		cache.HeapNoPath:      1,
+		cache.HeapUnnamed:     2,
+		cache.HeapLockBusy:    40,
+		cache.HeapAllocFailed: 300,
+	}}
+	require.Equal(t, uint64(340), r.FallbackBytes())
+	require.Zero(t, cache.Report{}.FallbackBytes())
 }

@@ -1,0 +1,64 @@
+package cache
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// committedCache returns a cache whose program "P" packed and committed one
+// entry, w+w_b, into a new v3 file, and that entry.
+func committedCache(t *testing.T) (*Cache, *entry) {
+	t.Helper()
+	c, err := Open(Options{Path: filepath.Join(t.TempDir(), "weights.xpwc"), Format: spec.FormatV3})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	require.NoError(t, c.InitializeForProgram("P"))
+	k := spec.Key{Weight: "w", Bias: "w_b", Seed: 1, Fingerprint: 1, Source: 1}
+	_, hit := c.LookUp(k)
+	require.False(t, hit)
+	buf, err := c.ReserveSpace(100)
+	require.NoError(t, err)
+	buf[0] = 1
+	_, err = c.LookUpOrInsert(k, buf)
+	require.NoError(t, err)
+	require.NoError(t, c.Finalize())
+	require.Equal(t, uint64(1), c.Stats().Commits)
+	e := c.byName[c.name(k)]
+	require.NotNil(t, e)
+	require.True(t, e.committed && e.place == inFile)
+	require.NoError(t, c.Check())
+	return c, e
+}
+
+// Check is what every test of this package runs at cleanup; each of these
+// breaks one invariant of a consistent cache and expects Check to name it.
+func TestCheckCatchesBrokenState(t *testing.T) {
+	t.Run("misaligned file entry", func(t *testing.T) {
+		c, e := committedCache(t)
+		e.off++
+		err := c.Check()
+		require.ErrorIs(t, err, ErrInconsistent)
+		require.ErrorContains(t, err, `entry "w+w_b" at misaligned offset `)
+	})
+	t.Run("committed entry differs from the file", func(t *testing.T) {
+		c, e := committedCache(t)
+		e.crc ^= 1
+		err := c.Check()
+		require.ErrorIs(t, err, ErrInconsistent)
+		require.ErrorContains(t, err, `committed entry "w+w_b" differs from the file's index`)
+	})
+	t.Run("file lists an entry the cache lost", func(t *testing.T) {
+		c, e := committedCache(t)
+		// The program still holds the entry, so only the index lost it,
+		// without the tombstone that would drop it at the next commit.
+		delete(c.byName, c.name(e.key))
+		e.indexed, e.committed = false, false
+		err := c.Check()
+		require.ErrorIs(t, err, ErrInconsistent)
+		require.ErrorContains(t, err, `file lists "w+w_b", which the cache neither holds nor dropped`)
+	})
+}
