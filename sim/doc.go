@@ -23,6 +23,7 @@
 //	CheckSeed(cfg, d, b, seed, steps, found) Checked
 //	                                         // one seed of simrun random and of
 //	                                         // model/conformance's property
+//	V2Design, V2Allow                        // v2 in lockstep (`format v2`)
 //
 // docs/scenarios.md describes the language, the backends and every
 // scenario file.

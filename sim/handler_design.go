@@ -11,6 +11,9 @@ func (r *Runner) execDesign(line string, args []string) (string, error) {
 	if r.started {
 		return "", &HarnessError{Line: line, Msg: "design must come before the first lifecycle directive"}
 	}
+	if r.v2 {
+		return "", &HarnessError{Line: line, Msg: "format v2 named the design already"}
+	}
 	name, ok := argValue(args, "name")
 	if !ok || len(args) != 1 {
 		return "", &HarnessError{Line: line, Msg: "want design name=NAME"}

@@ -59,12 +59,22 @@ func classify(b []byte, n int, want spec.Packing) spec.Packing {
 	return spec.Packing{Kernel: want.Kernel, Source: want.Source}
 }
 
+// nameIndex maps an entry name as Cache.Names prints it (and v2 stores
+// it: the weight and bias names concatenated) back to N of wN, -1 for a
+// name the harness never makes.
+func nameIndex(s string) int {
+	for n := 0; n < spec.MaxNames; n++ {
+		if k := key(n, 0, 0); s == k.V2Name() {
+			return n
+		}
+	}
+	return -1
+}
+
 // nameOf maps an entry name as Cache.Names prints it back to wN.
 func nameOf(s string) string {
-	for n := 0; n < spec.MaxNames; n++ {
-		if s == weightName(n)+fmt.Sprintf("w%d.bias", n) {
-			return spec.Name(n).String()
-		}
+	if n := nameIndex(s); n >= 0 {
+		return spec.Name(n).String()
 	}
 	return fmt.Sprintf("%q", s)
 }

@@ -77,6 +77,20 @@ func Replayable(d model.Design, b model.Bounds, ops []spec.Op) bool {
 	return err == nil
 }
 
+// allowed reports whether the model enables every op of ops in turn under
+// d, with one outcome, each one allow lets a run perform.
+func allowed(d model.Design, b model.Bounds, ops []spec.Op, allow func(*model.State, spec.Op) bool) bool {
+	s := model.Init(b)
+	for _, op := range ops {
+		outs := model.Step(&d, b, s, op)
+		if len(outs) != 1 || !allow(&s, outs[0].Op) {
+			return false
+		}
+		s = outs[0].Next
+	}
+	return true
+}
+
 // RunOps replays ops in lockstep under cfg and returns the first failure
 // (a *DivergenceError, a *ViolationError or an error of the harness), nil
 // when every step and the file at the end agreed. Each commit takes the cache's compaction
@@ -98,7 +112,7 @@ func RunOpsTrace(cfg Config, design string, b model.Bounds, ops []spec.Op) (Trac
 }
 
 func (r *Runner) runOps(design string, b model.Bounds, ops []spec.Op) error {
-	if design != "" {
+	if design != "" && design != r.design.Name {
 		if _, err := r.Exec("design name=" + design); err != nil {
 			return err
 		}
@@ -155,6 +169,19 @@ func Shrink(ops []spec.Op, valid, fails func([]spec.Op) bool) []spec.Op {
 // FormatScenario writes ops as a scenario file under design d with bounds
 // b, each with the model's expected output, after header comment lines.
 func FormatScenario(header []string, design string, b model.Bounds, ops []spec.Op) (string, error) {
+	return formatScenario(header, designDirectives(design), b, ops)
+}
+
+// designDirectives are the directives that set design d up in a scenario.
+func designDirectives(d string) []string {
+	if d != "" && d != "reference" {
+		return []string{"design name=" + d}
+	}
+	return nil
+}
+
+// formatScenario is FormatScenario after the set-up directives pre.
+func formatScenario(header, pre []string, b model.Bounds, ops []spec.Op) (string, error) {
 	r, err := NewRunner(Config{Backend: BackendModel})
 	if err != nil {
 		return "", err
@@ -172,8 +199,8 @@ func FormatScenario(header []string, design string, b model.Bounds, ops []spec.O
 		fmt.Fprintf(&sb, "%s\n----\n%s\n\n", line, out)
 		return nil
 	}
-	if design != "" && design != "reference" {
-		if err := emit("design name=" + design); err != nil {
+	for _, line := range pre {
+		if err := emit(line); err != nil {
 			return "", err
 		}
 	}
@@ -212,7 +239,8 @@ type Checked struct {
 func (c Checked) Failed() bool { return c.Err != nil && c.Known == "" }
 
 // CheckSeed generates seed's sequence of up to steps ops under d (power
-// loss on crashfs only), runs it in lockstep under cfg (each run on the OS
+// loss on crashfs only; for cfg.Format v2, d is V2Design and only the ops
+// V2Allow lets a v2 run perform), runs it in lockstep under cfg (each run on the OS
 // filesystem in a fresh temporary directory unless cfg.Dir is set) and
 // shrinks and formats a failure. found is the command that reproduces it,
 // for the scenario's header. Property tests and `simrun random` both run
@@ -230,7 +258,15 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 		}
 		return RunOps(c, d.Name, b, ops)
 	}
-	ops := Generate(seed, steps, d, b, GenOptions{Power: cfg.Backend == BackendCrashFS})
+	gen := GenOptions{Power: cfg.Backend == BackendCrashFS}
+	valid := func(o []spec.Op) bool { return Replayable(d, b, o) }
+	pre := designDirectives(d.Name)
+	if cfg.Format == spec.FormatV2 {
+		gen.Allow = V2Allow(cfg.Backend)
+		valid = func(o []spec.Op) bool { return allowed(d, b, o, gen.Allow) }
+		pre = []string{directiveV2}
+	}
+	ops := Generate(seed, steps, d, b, gen)
 	c := Checked{Ops: len(ops), Err: run(ops)}
 	var kd *KnownDivergenceError
 	if errors.As(c.Err, &kd) {
@@ -240,9 +276,7 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 		return c
 	}
 	sig := Signature(c.Err)
-	c.Shrunk = Shrink(ops,
-		func(o []spec.Op) bool { return Replayable(d, b, o) },
-		func(o []spec.Op) bool { return Signature(run(o)) == sig })
+	c.Shrunk = Shrink(ops, valid, func(o []spec.Op) bool { return Signature(run(o)) == sig })
 	if c.Final = run(c.Shrunk); c.Final == nil {
 		// Not reproducible on the shrunk sequence (dropping ops moves
 		// injected faults to other calls): keep the generated one.
@@ -255,7 +289,7 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 	for _, l := range strings.Split(c.Final.Error(), "\n") {
 		header = append(header, "  "+l)
 	}
-	text, err := FormatScenario(header, d.Name, b, c.Shrunk)
+	text, err := formatScenario(header, pre, b, c.Shrunk)
 	if err != nil {
 		// The model cannot describe it (a harness error): keep the trace.
 		text = "# " + strings.Join(header, "\n# ") + "\n# (not replayable: " + err.Error() + ")\n" + spec.FormatTrace(c.Shrunk)

@@ -58,6 +58,10 @@ type Config struct {
 	// bounds garbage; it does not fix the moment of a rewrite). Generated
 	// sequences always adopt (RunOps).
 	AdoptCompaction bool
+	// Format is the format the in-process cache writes: spec.FormatV2
+	// runs every scenario as the directive `format v2` does (V2Design);
+	// the zero value is v3 under the scenario's design.
+	Format spec.Format
 	// wrapFaults, in tests, wraps the parsed injector (to observe it).
 	wrapFaults func(errorfs.Injector) errorfs.Injector
 	_          struct{}
@@ -76,6 +80,8 @@ type Runner struct {
 	// surfaced: an injected fault reached the cache (see partial).
 	surfaced bool
 	known    []Known
+	// v2: the caches write v2, held to V2Design (`format v2`).
+	v2 bool
 	// adopt: a commit takes the cache's compaction decision (generated
 	// sequences); otherwise the op must name it (scenario files).
 	adopt bool
@@ -131,6 +137,15 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Open != nil && (cfg.Backend == BackendCrashFS || cfg.Faults != "") {
 		return nil, fmt.Errorf("sim: an opened implementation runs on the os backend without faults")
 	}
+	switch cfg.Format {
+	case spec.FormatUnknown, spec.FormatV3:
+	case spec.FormatV2:
+		if err := r.setV2(); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("sim: no lockstep world writes format %v", cfg.Format)
+	}
 	r.st = model.Init(r.bounds)
 	return r, nil
 }
@@ -162,7 +177,7 @@ func (r *Runner) partial() bool { return r.inj != nil && r.surfaced }
 
 // lockstep reports whether the real cache runs alongside the model.
 func (r *Runner) lockstep() bool {
-	return r.cfg.Backend != BackendModel && r.design.Name == "reference"
+	return r.cfg.Backend != BackendModel && (r.design.Name == "reference" || r.v2)
 }
 
 func (r *Runner) begin() error {
@@ -176,12 +191,17 @@ func (r *Runner) begin() error {
 	}
 	open := r.cfg.Open
 	if open == nil {
-		open = OpenGoWith(cache.Options{VerifyData: r.cfg.VerifyData})
+		opts := cache.Options{VerifyData: r.cfg.VerifyData}
+		if r.v2 {
+			opts = v2Options(opts)
+		}
+		open = OpenGoWith(opts)
 	}
 	w, err := newWorld(r.cfg.Backend, r.cfg.Dir, r.inj, open)
 	if err != nil {
 		return err
 	}
+	w.v2 = r.v2
 	r.real = w
 	return nil
 }
@@ -204,6 +224,8 @@ func (r *Runner) Exec(line string) (string, error) {
 		return r.execDesign(line, fields[1:])
 	case "bounds":
 		return r.execBounds(line, fields[1:])
+	case "format":
+		return r.execFormat(line, fields[1:])
 	case "state":
 		return r.execState()
 	case "file":
@@ -297,6 +319,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	var got spec.Result
 	var perr, cerr error
 	var shrunk string
+	var tailOpen bool
 	if r.real != nil {
 		r.real.step = r.steps
 		holder := int(prev.Disk.Lock) - 1
@@ -305,6 +328,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		}
 		before := r.real.compactions(out.Op.Proc)
 		live := r.real.liveInfo()
+		tailOpen = r.v2 && commits(out.Op.Kind) && r.real.v2TailOpen()
 		got, perr = r.real.perform(out.Op, holder)
 		shrunk = r.real.shrunkInPlace(live)
 		if commits(out.Op.Kind) {
@@ -342,23 +366,30 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		if cerr != nil && err == nil {
 			err = cerr
 		}
-		derr := r.compare(out, got)
+		held := out
+		if r.v2 {
+			held.Result = r.v2Want(&out, got, tailOpen)
+		}
+		derr := r.compare(held, got)
 		if derr == nil && shrunk != "" {
 			derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "truncation",
 				Model: "the live file is never truncated in place (I8: other processes may map the bytes cut)", Cache: shrunk}
 		}
-		if derr == nil && !r.partial() && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep || out.Op.Kind.IsEvent()) {
+		if derr == nil && !r.partial() && !r.cfg.OpaqueFile && (out.Result.Wrote || got.Wrote || r.cfg.FileEachStep || r.v2 || out.Op.Kind.IsEvent()) {
 			// A write, or an event that may change the disk (a power
 			// loss), is held to the model at once: the committed index
 			// must be the model's, not only the next result that reads it.
-			if want, have := DescribeDisk(r.bounds, r.st.Disk), r.real.describeFile(r.bounds); want != have {
-				derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
+			// v2, whose file may end without a footer, after every step.
+			if want, ok := r.wantFile(); ok {
+				if have := r.real.describeFile(r.bounds); want != have {
+					derr = &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have}
+				}
 			}
 		}
 		if derr == nil && !r.partial() && r.cfg.Open == nil {
 			derr = r.compareInstances(out.Op)
 		}
-		if derr == nil && !r.partial() && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
+		if derr == nil && !r.partial() && !r.v2 && (got.Wrote || out.Op.Kind == spec.OpInit) && model.TakesProc(out.Op) && r.st.Disk.Lock == 0 {
 			// With a writer's session open the file grows by reservations
 			// its next commit accounts for; no instance has a view of it.
 			if want, have, ok := r.real.checkGarbage(int(out.Op.Proc)); !ok {
@@ -371,6 +402,15 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 	}
 	r.trace(out, text)
 	return text, err
+}
+
+// wantFile is the file the model's disk is, as the cache's format writes
+// it; ok is false when the format shows it nowhere (v2File).
+func (r *Runner) wantFile() (string, bool) {
+	if r.v2 {
+		return v2File(r.bounds, &r.st)
+	}
+	return DescribeDisk(r.bounds, r.st.Disk), true
 }
 
 // compare holds the cache's result to the model's. With faults injected
@@ -441,15 +481,19 @@ func (r *Runner) compareInstances(op spec.Op) *DivergenceError {
 			continue
 		}
 		var want, have []string
-		for n := 0; n < r.bounds.Names; n++ {
-			if e := pr.Ents[n]; e.Rec.Present() && !e.Retired {
-				want = append(want, spec.Name(n).String())
-			}
-		}
 		for _, s := range c.Names() {
 			have = append(have, nameOf(s))
 		}
 		sort.Strings(have)
+		for n := 0; n < r.bounds.Names; n++ {
+			e := &pr.Ents[n]
+			if r.v2 && v2Forgot(&r.st, e) && !slices.Contains(have, spec.Name(n).String()) {
+				continue
+			}
+			if e.Rec.Present() && !e.Retired {
+				want = append(want, spec.Name(n).String())
+			}
+		}
 		if !slices.Equal(want, have) {
 			return &DivergenceError{Step: r.steps, Op: r.last.String(), What: "names",
 				Model: strings.Join(want, " "), Cache: strings.Join(have, " ")}

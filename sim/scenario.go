@@ -92,7 +92,8 @@ func ReadFiles(paths ...string) ([]File, error) {
 
 // Backends lists the backends a scenario runs on: the model alone for a
 // design variant; otherwise crashfs, and the OS filesystem unless the file
-// has a power loss (which only crashfs can simulate).
+// has a power loss (which only crashfs can simulate) or, in v2, a crash
+// inside a commit (only crashfs crashes a process alone).
 // A file that does not parse gets the error, and crashfs alone, so that
 // running it reports the error where it is (RunScenario).
 func Backends(text string) ([]Backend, error) {
@@ -100,7 +101,7 @@ func Backends(text string) ([]Backend, error) {
 	if err != nil {
 		return []Backend{BackendCrashFS}, err
 	}
-	power := false
+	power, v2, mid := false, false, false
 	for _, d := range ds {
 		f := strings.Fields(d.Text)
 		if f[0] == "design" {
@@ -114,8 +115,10 @@ func Backends(text string) ([]Backend, error) {
 		if (f[0] == "crash") && strings.Contains(d.Text, "kind=power") {
 			power = true
 		}
+		v2 = v2 || d.Text == directiveV2
+		mid = mid || f[0] == "crash" && strings.Contains(d.Text, "branch=mid-save")
 	}
-	if power {
+	if power || v2 && mid {
 		return []Backend{BackendCrashFS}, nil
 	}
 	return []Backend{BackendCrashFS, BackendOS}, nil

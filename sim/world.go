@@ -68,6 +68,8 @@ type world struct {
 	// toHeap: the last insert grew the instance's heap bytes (the packing
 	// landed on the heap, not in the file).
 	toHeap bool
+	// v2: the caches write v2 (sim/v2.go).
+	v2 bool
 }
 
 // proc is one process: the kernel and sources it started with (a running
@@ -238,9 +240,11 @@ func (w *world) kill(p int, midSave bool) {
 	pr := &w.procs[p]
 	if pr.c != nil {
 		if w.cfs != nil && w.alone(p) {
-			if midSave {
+			if midSave && !w.v2 {
 				// Cut the commit after its first mutating call: the commit
-				// point, written last, is never reached (G2).
+				// point, written last, is never reached (G2). A v2 file
+				// already ends in the space its writer appended, which is
+				// what the model's mid-save leaves (no commit point).
 				w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
 				_ = pr.c.Save()
 			}
@@ -284,7 +288,7 @@ func (w *world) powerLoss(midSave bool, holder int) error {
 	if w.cfs == nil {
 		return fmt.Errorf("%w: power loss needs the crashfs backend", ErrUnsupported)
 	}
-	if midSave && w.procs[holder].c != nil {
+	if midSave && !w.v2 && w.procs[holder].c != nil {
 		w.cfs.SetCrashAfter(w.cfs.Ops() + 1)
 		_ = w.procs[holder].c.Save()
 	}

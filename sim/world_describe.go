@@ -14,6 +14,9 @@ import (
 // the terms of DescribeDisk: each listed entry's kernel and source versions
 // from its key, "!" when its data fails its checksum.
 func (w *world) describeFile(b model.Bounds) string {
+	if w.v2 {
+		return w.describeV2(b)
+	}
 	data, err := w.readFile()
 	if isNotExist(err) {
 		return "empty"
@@ -25,20 +28,33 @@ func (w *world) describeFile(b model.Bounds) string {
 	if err != nil {
 		return "corrupt"
 	}
+	return describeEntries(b, f.Entries, func(e spec.Entry) (int, string) {
+		n, kv, sv, ok := versions(e.Key)
+		if !ok {
+			return -1, e.Key.Name()
+		}
+		s := fmt.Sprintf("k%ds%d", kv, sv)
+		if spec.VerifyEntryData(bytes.NewReader(data), e) != nil {
+			s += "!"
+		}
+		return n, s
+	})
+}
+
+// describeEntries renders a parsed file's entries: each name's packing as
+// pack says it ("-" for none), and the names of the entries pack does not
+// know (n < 0, s the stored name).
+func describeEntries(b model.Bounds, entries []spec.Entry, pack func(spec.Entry) (n int, s string)) string {
 	idx := make([]string, b.Names)
 	for n := range idx {
 		idx[n] = "-"
 	}
 	var extra []string
-	for _, e := range f.Entries {
-		n, kv, sv, ok := versions(e.Key)
-		if !ok || n >= b.Names {
-			extra = append(extra, fmt.Sprintf("%q", e.Key.Name()))
+	for _, e := range entries {
+		n, s := pack(e)
+		if n < 0 || n >= b.Names {
+			extra = append(extra, fmt.Sprintf("%q", s))
 			continue
-		}
-		s := fmt.Sprintf("k%ds%d", kv, sv)
-		if spec.VerifyEntryData(bytes.NewReader(data), e) != nil {
-			s += "!"
 		}
 		idx[n] = s
 	}

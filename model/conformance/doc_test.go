@@ -3,9 +3,8 @@
 // sim's generator draws through sim's lockstep world on crashfs (with power
 // loss) and on the OS filesystem, and writes a failure, shrunk by sim's
 // delta debugging, as a scenario file that `simrun replay` reproduces. The
-// v2 property (held to ExecuTorch's trailer design) draws from the same
-// generator and shrinks with the same shrinker, but steps the package's
-// own v2 world (harness_test.go), which sim does not have yet.
+// v2 property, TestConformanceV2, is the same run with the caches writing
+// v2, held to ExecuTorch's trailer design (sim/v2.go).
 //
 // Default run: a few hundred sequences (seconds). Long run, documented in
 // docs/model.md:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // propertySetups are the runs TestConformance makes by default: the
@@ -53,18 +55,7 @@ func TestConformance(t *testing.T) {
 				// through sim.CheckSeed.
 				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%[1]d go test ./model/conformance -run 'TestConformance/%s$'"+
 					" (or simrun random --seed %%[1]d --steps %d --runs 1 --names %d --backend %s)", steps, name, steps, s.names, s.backend)}
-			// The scenario of a failure goes to the system's temporary
-			// directory, so that it outlives the test.
-			clean, known, fail, err := p.check(uint64(seed), seqs, os.TempDir())
-			require.NoError(t, err)
-			if fail != nil {
-				t.Fatal(fail)
-			}
-			t.Logf("seeds %d..%d (XPWC_CONFORMANCE_SEED=%d replays them), %d sequences of up to %d ops: %d agreed, stopped at known divergences %v",
-				seed, seed+seqs-1, seed, seqs, steps, clean, known)
-			// Most sequences must get through: a generator that always
-			// hits a known divergence early would test nothing.
-			require.Greater(t, clean, seqs/2)
+			p.run(t, seed, seqs)
 		})
 	}
 }
@@ -88,6 +79,22 @@ type failure struct {
 func (f *failure) String() string {
 	return fmt.Sprintf("seed %d: %v\nshrunk from %d to %d ops; replay with: go run ./cmd/simrun replay -v %s\n%s",
 		f.seed, f.Err, f.Ops, len(f.Shrunk), f.path, f.Scenario)
+}
+
+// run checks seqs seeds from seed and fails t at the first failure,
+// whose scenario goes to the system's temporary directory, so that it
+// outlives the test.
+func (p property) run(t *testing.T, seed, seqs int) {
+	clean, known, fail, err := p.check(uint64(seed), seqs, os.TempDir())
+	require.NoError(t, err)
+	if fail != nil {
+		t.Fatal(fail)
+	}
+	t.Logf("seeds %d..%d (XPWC_CONFORMANCE_SEED=%d replays them), %d sequences of up to %d ops: %d agreed, stopped at known divergences %v",
+		seed, seed+seqs-1, seed, seqs, p.steps, clean, known)
+	// Most sequences must get through: a generator that always hits a
+	// known divergence early would test nothing.
+	require.Greater(t, clean, seqs/2)
 }
 
 // check runs seqs seeds from first and stops at the first failure, whose
@@ -131,13 +138,36 @@ func TestConformanceOnCompute(t *testing.T) {
 			seqs, steps := envInt("XPWC_CONFORMANCE_SEQS", s.seqs), envInt("XPWC_CONFORMANCE_LEN", s.steps)
 			p := property{cfg: sim.Config{Backend: sim.BackendCrashFS, VerifyData: cache.VerifyOnCompute}, d: d, b: b, steps: steps,
 				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%[1]d go test ./model/conformance -run 'TestConformanceOnCompute/crashfs-names%d$'", steps, s.names)}
-			clean, known, fail, err := p.check(uint64(seed), seqs, os.TempDir())
-			require.NoError(t, err)
-			if fail != nil {
-				t.Fatal(fail)
-			}
-			t.Logf("seeds %d..%d, %d sequences of up to %d ops: %d agreed, stopped at known divergences %v", seed, seed+seqs-1, seqs, steps, clean, known)
-			require.Greater(t, clean, seqs/2)
+			p.run(t, seed, seqs)
 		})
 	}
+}
+
+// TestConformanceV2 is the property for the cache writing v2 (ExecuTorch's
+// layout), held to ExecuTorch's trailer design (sim.V2Design) on both
+// filesystems: sim's generator draws only what v2 is held to
+// (sim.V2Allow), and a failure is shrunk and written as a scenario that
+// opens with `format v2`, which `simrun replay` reproduces.
+// XPWC_CONFORMANCE_SEQS, _SEED and _LEN as for TestConformance.
+func TestConformanceV2(t *testing.T) {
+	d, err := sim.V2Design()
+	require.NoError(t, err)
+	b := model.DefaultBounds()
+	b.Names = 2
+	seed := envInt("XPWC_CONFORMANCE_SEED", int(time.Now().UnixNano()&0x7fffffff))
+	seqs, steps := envInt("XPWC_CONFORMANCE_SEQS", 40), envInt("XPWC_CONFORMANCE_LEN", 40)
+	for _, backend := range []sim.Backend{sim.BackendOS, sim.BackendCrashFS} {
+		t.Run(string(backend), func(t *testing.T) {
+			p := property{cfg: sim.Config{Backend: backend, Format: spec.FormatV2}, d: d, b: b, steps: steps,
+				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%d go test ./model/conformance -run 'TestConformanceV2/%s$'", steps, backend)}
+			p.run(t, seed, seqs)
+		})
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
