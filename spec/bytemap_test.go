@@ -325,3 +325,61 @@ func TestExplainDeadV2Adjacent(t *testing.T) {
 		{Off: base + 45, Len: 8, Kind: spec.RangeDead},
 	}, rs)
 }
+
+// TestExplainDeadV2Trailers: the v2 trailer scan at each of its bounds. A
+// footer at the very start of a dead range is named; a second whole trailer
+// right after a first one is named index and footer; an index_start that
+// points into the previous trailer names only the footer; and a footer
+// whose magic follows a false match immediately (the scan resumes right
+// after each match) is still found.
+func TestExplainDeadV2Trailers(t *testing.T) {
+	const base = 8192
+	dead := func(parts ...[]byte) ([]byte, []spec.Range) {
+		file := make([]byte, base)
+		for _, p := range parts {
+			file = append(file, p...)
+		}
+		return file, []spec.Range{{Off: base, Len: int64(len(file) - base), Kind: spec.RangeDead}}
+	}
+	// A false match: index_start's high word is the magic and count is the
+	// version, so magic and version also appear 8 bytes before the real ones.
+	falseMatch := le.AppendUint32(nil, 7)
+	falseMatch = append(falseMatch, etFooter(0, 0, spec.V2Magic, 2)[12:]...)
+	falseMatch = append(falseMatch, etFooter(0, 0, spec.V2Magic, 2)[12:]...)
+	cases := []struct {
+		name  string
+		parts [][]byte
+		want  []spec.Range
+	}{
+		{"footer at the range's start", [][]byte{etFooter(0, 3, spec.V2Magic, 2)}, []spec.Range{
+			{Off: base, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		}},
+		{"two whole trailers", [][]byte{
+			etEntry("a", 0, 1, 1), etFooter(base, 1, spec.V2Magic, 2),
+			etEntry("b", 0, 1, 1), etFooter(base+45, 1, spec.V2Magic, 2),
+		}, []spec.Range{
+			{Off: base, Len: 25, Kind: spec.RangeDead, Name: "old v2 index, 1 entries"},
+			{Off: base + 25, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+			{Off: base + 45, Len: 25, Kind: spec.RangeDead, Name: "old v2 index, 1 entries"},
+			{Off: base + 70, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		}},
+		{"index_start inside the previous footer", [][]byte{
+			etEntry("a", 0, 1, 1), etFooter(base, 1, spec.V2Magic, 2),
+			etEntry("b", 0, 1, 1), etFooter(base+30, 1, spec.V2Magic, 2),
+		}, []spec.Range{
+			{Off: base, Len: 25, Kind: spec.RangeDead, Name: "old v2 index, 1 entries"},
+			{Off: base + 25, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+			{Off: base + 45, Len: 25, Kind: spec.RangeDead},
+			{Off: base + 70, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		}},
+		{"magic right after a false match", [][]byte{falseMatch}, []spec.Range{
+			{Off: base, Len: 20, Kind: spec.RangeDead, Name: "old v2 footer"},
+		}},
+	}
+	for _, tc := range cases {
+		file, d := dead(tc.parts...)
+		rs, err := spec.ExplainDead(d, bytes.NewReader(file), spec.FormatV2)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, rs, tc.name)
+	}
+}

@@ -52,7 +52,6 @@ const partitionMin = 1 << 15
 type nameSet struct {
 	entries []Entry // set by firstDup
 	name    func(*Entry) string
-	next    int // entries [0, next) are added
 	count   uint64
 
 	// Large sets: each entry's 32-bit hash, in entry order; the number of
@@ -84,10 +83,9 @@ func newNameSetFrom(count uint64, name func(*Entry) string, partitionFrom int) *
 	return s
 }
 
-// add records entry next, whose stored name is b (the name's bytes as read,
-// equal to name(&entries[next])). Entries are added in order, each once.
+// add records the next entry, whose stored name is b (the name's bytes as
+// read, equal to its name). Entries are added in order, each once.
 func (s *nameSet) add(b []byte) {
-	s.next++
 	if s.hs32 != nil {
 		h := nameHash(b)
 		h32 := uint32(h ^ h>>32)
