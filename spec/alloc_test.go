@@ -2,7 +2,6 @@ package spec_test
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,16 +10,9 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// allocated returns the bytes allocated while f runs. Tests using it must not
-// run in parallel with others.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+// allocated is AllocatedBytes (memstats_test.go), where spec's own tests
+// can use it too.
+var allocated = spec.AllocatedBytes
 
 // TestParseAllocationBoundedByFileSize is G7's allocation half: files whose
 // counts and lengths claim gigabytes make the parsers allocate a small

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -184,4 +186,94 @@ func TestNameHashEveryByteCounts(t *testing.T) {
 			require.NotEqual(t, h, nameHash(b[:n-1]), "length %d vs %d", n, n-1)
 		}
 	}
+}
+
+// distinctNames returns n entries with distinct weight names, and the name
+// function the check tests use.
+func distinctNames(n int) ([]Entry, func(*Entry) string) {
+	entries := make([]Entry, n)
+	for i := range entries {
+		entries[i].Key.Weight = "layers." + itoa(i) + ".attention.wq.weight"
+	}
+	return entries, func(e *Entry) string { return e.Key.Weight }
+}
+
+// TestNameSetStrategy: a nameSet partitions from partitionMin entries on
+// (below, its direct table stays small) up to 2^32-1, whose entry numbers
+// fit the 32 bits a pair keeps, and picks about 1024 entries per bucket, at
+// most 2^16 buckets (the bucket counts stay at most 512 KiB whatever a
+// forged count says).
+func TestNameSetStrategy(t *testing.T) {
+	_, name := distinctNames(0)
+	for _, count := range []uint64{0, 2, partitionMin - 1, partitionMin, 1<<16 - 1, 1 << 16, 1<<26 - 1, 1 << 26, math.MaxUint32, math.MaxUint32 + 1} {
+		s := newNameSet(count, name)
+		partitioned := count >= partitionMin && count <= math.MaxUint32
+		require.Equal(t, partitioned, s.hs32 != nil, "count %d", count)
+		if !partitioned {
+			require.Nil(t, s.counts, "count %d", count)
+			continue
+		}
+		nb := uint64(len(s.counts))
+		require.Equal(t, 1, bits.OnesCount64(nb), "count %d: %d buckets", count, nb)
+		if nb < 1<<16 {
+			require.True(t, count/nb >= 512 && count/nb < 1024, "count %d: %d buckets", count, nb)
+		} else {
+			require.GreaterOrEqual(t, count/nb, uint64(512), "count %d", count)
+		}
+	}
+}
+
+// TestNameSetTableBytes: what the duplicate-name check allocates once all
+// names are added, to the byte. The direct table is one uint16 slot per
+// power-of-two position, the fewest at load factor at most 3/4 (n = 24,
+// 96, 1536 and 24576 fill it exactly to 3/4; a table of 32 bytes or less
+// may live on the stack, so none is that small); the partitioned check's
+// bucket table has the fewest power-of-two slots at load at most 1/2 for the
+// largest bucket (one bucket of 256 here). And a whole check of
+// partitionMin names, as ParseV3 promises, costs at most 20 bytes a name.
+func TestNameSetTableBytes(t *testing.T) {
+	// The least of three runs: the first call of a function can allocate
+	// once for the runtime's own needs.
+	least := func(f func()) uint64 {
+		m := AllocatedBytes(f)
+		for range 2 {
+			m = min(m, AllocatedBytes(f))
+		}
+		return m
+	}
+	fewest := func(n, num, den int) int { // smallest power of two >= n*num/den
+		return 1 << bits.Len(uint((n*num+den-1)/den-1))
+	}
+	for _, n := range []int{24, 25, 96, 97, 1184, 1536, 1537, 24576, partitionMin - 1} {
+		entries, name := distinctNames(n)
+		s := newNameSet(uint64(n), name)
+		for i := range entries {
+			s.add([]byte(name(&entries[i])))
+		}
+		dup := 0
+		got := least(func() { dup = s.firstDup(entries) })
+		require.Equal(t, -1, dup)
+		require.Equal(t, 2*uint64(max(4, fewest(n, 4, 3))), got, "direct table, %d names", n)
+	}
+	require.Equal(t, 2048, fewest(1184, 4, 3), "a 1,184-entry index needs a 4 KiB table")
+
+	entries, name := distinctNames(256)
+	s := newNameSetFrom(256, name, 2)
+	for i := range entries {
+		s.add([]byte(name(&entries[i])))
+	}
+	require.Len(t, s.counts, 1)
+	dup := 0
+	got := least(func() { dup = s.firstDup(entries) })
+	require.Equal(t, -1, dup)
+	// The pairs, the bucket table, and one bucket's start (8 bytes, which
+	// may share a 16-byte block with another small allocation).
+	want := uint64(8*256 + 4*fewest(2*256, 1, 1))
+	require.True(t, got >= want && got <= want+16, "partitioned, 256 names in one bucket: %d bytes, want %d", got, want)
+
+	entries, name = distinctNames(partitionMin)
+	got = least(func() { dup = checkUniqueNames(entries, name) })
+	require.Equal(t, -1, dup)
+	require.LessOrEqual(t, got, uint64(20*partitionMin), "%d names: %d bytes", partitionMin, got)
+	t.Logf("%d names: %d bytes, %.1f a name", partitionMin, got, float64(got)/partitionMin)
 }
