@@ -481,19 +481,15 @@ func (r *Runner) compareInstances(op spec.Op) *DivergenceError {
 			continue
 		}
 		var want, have []string
+		for n := 0; n < r.bounds.Names; n++ {
+			if e := pr.Ents[n]; e.Rec.Present() && !e.Retired {
+				want = append(want, spec.Name(n).String())
+			}
+		}
 		for _, s := range c.Names() {
 			have = append(have, nameOf(s))
 		}
 		sort.Strings(have)
-		for n := 0; n < r.bounds.Names; n++ {
-			e := &pr.Ents[n]
-			if r.v2 && v2Forgot(&r.st, e) && !slices.Contains(have, spec.Name(n).String()) {
-				continue
-			}
-			if e.Rec.Present() && !e.Retired {
-				want = append(want, spec.Name(n).String())
-			}
-		}
 		if !slices.Equal(want, have) {
 			return &DivergenceError{Step: r.steps, Op: r.last.String(), What: "names",
 				Model: strings.Join(want, " "), Cache: strings.Join(have, " ")}

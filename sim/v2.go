@@ -14,7 +14,7 @@ import (
 // layout, and holds them to the design v2 is: ExecuTorch's trailer (no
 // commit point, no checksum, V2Design). Everything v2 gives up that the
 // model cannot tell apart is written here, once (docs/model.md, "v2 in
-// conformance"): the rules of comparison (v2Want, v2File, v2Forgot) and
+// conformance"): the rules of comparison (v2Want, v2File) and
 // what a v2 run is held to at all (V2Allow).
 
 // directiveV2 is the directive that opens a v2 scenario.
@@ -105,15 +105,16 @@ func V2Allow(b Backend) func(s *model.State, op spec.Op) bool {
 // closes it, which ends the file with its last commit again (idle). A power
 // loss then keeps or drops the appended space by which unsynced writes
 // survive, an outcome the model does not predict: not generated. An
-// empty index removes the file, and with it the lock its holder kept on
-// that file's session: another process's reservation or explicit commit
-// then finds the lock free where the model's holder still has it: not
-// generated.
+// empty index removes the file, and with it the session its writer held
+// the lock in: another process's load then finds no file where the
+// model's finds the lock (which keeps that launch off the file), and its
+// reservation or explicit commit takes the lock the model's holder still
+// has: not generated while the model's lock is another's.
 func v2Demands(b Backend, s *model.State, op spec.Op) bool {
 	switch op.Kind {
 	case spec.EvForeign, spec.EvSourceChange:
 		return false
-	case spec.OpReserve, spec.OpSave, spec.OpInvalidate:
+	case spec.OpInit, spec.OpReserve, spec.OpSave, spec.OpInvalidate:
 		return !emptyIndex(s) || s.Disk.Lock == 0 || s.Disk.Lock == uint8(op.Proc)+1
 	case spec.EvCrash:
 		if op.Crash == spec.CrashPower && s.Disk.State == model.DiskCorrupt {
@@ -200,11 +201,7 @@ func (r *Runner) v2Want(out *model.Outcome, got spec.Result, tailOpen bool) spec
 			break
 		}
 		// An empty index has no file, so the load finds it missing.
-		// While another process holds the writer lock, the load finds
-		// the lock on the file that process has written since, or no
-		// file at all (its reservations then find the lock busy):
-		// either.
-		if want.Load == spec.LoadOK || want.Load == spec.LoadLocked && got.Load == spec.LoadMissing {
+		if want.Load == spec.LoadOK {
 			want.Load = spec.LoadMissing
 		}
 	case spec.OpFinalize, spec.OpSave, spec.OpInvalidate:
@@ -233,14 +230,6 @@ func v2File(b model.Bounds, s *model.State) (want string, ok bool) {
 		return "empty", true
 	}
 	return DescribeDisk(b, s.Disk), true
-}
-
-// v2Forgot reports whether a v2 instance may have forgotten entry e of
-// name n: the model's index is empty, which removed the file, and an
-// instance that finds the file gone forgets the entries it mapped from
-// it.
-func v2Forgot(s *model.State, e *model.Entry) bool {
-	return emptyIndex(s) && (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted)
 }
 
 // v2Parses reports whether the live file exists and ends in a v2 footer.
