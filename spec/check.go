@@ -291,7 +291,7 @@ type startMap struct {
 	shift  uint // log2 of the unit, a power of two
 	starts []uint64
 	sameA  int // first pair found sharing a start, or -1
-	sameB  int
+	sameB  int // set with sameA
 	next   int
 }
 
@@ -313,7 +313,7 @@ func newStartMap(unit, bound uint64) *startMap {
 // parameter, so tests can run both strategies on small inputs.
 func newStartMapLimit(unit, bound, limit uint64) *startMap {
 	shift := uint(bits.TrailingZeros64(unit))
-	m := &startMap{shift: shift, sameA: -1, sameB: -1}
+	m := &startMap{shift: shift, sameA: -1}
 	if words := (bound>>shift + 1 + 63) / 64; words <= limit/8 {
 		m.starts = make([]uint64, words)
 	}
@@ -353,9 +353,7 @@ func (m *startMap) overlap(entries []Entry) (int, int) {
 		}
 		lo := e.Offset>>m.shift + 1                   // first unit after its own start
 		hi := (e.End() + (1<<m.shift - 1)) >> m.shift // one past its last unit
-		if lo >= hi {
-			continue // within one unit: contains no other start
-		}
+		// A range within one unit (lo == hi) contains no other start.
 		if u, ok := firstSet(m.starts, lo, hi); ok {
 			return i, firstAt(entries, u<<m.shift, -1)
 		}

@@ -277,3 +277,19 @@ func TestNameSetTableBytes(t *testing.T) {
 	require.LessOrEqual(t, got, uint64(20*partitionMin), "%d names: %d bytes", partitionMin, got)
 	t.Logf("%d names: %d bytes, %.1f a name", partitionMin, got, float64(got)/partitionMin)
 }
+
+// TestStartMapBitmapLimit: the overlap check's bitmap is at most
+// maxStartBitmap, one bit per page of a 128 GiB data area at 4 KiB pages;
+// a bound one page larger is checked by sorting and allocates no bitmap
+// (memory per entry decoded, not per byte declared, G7).
+func TestStartMapBitmapLimit(t *testing.T) {
+	const pages = maxStartBitmap * 8 // units a full bitmap covers: 0 .. pages-1
+	require.Equal(t, uint64(128<<30), uint64(pages)*4096)
+	var m *startMap
+	got := AllocatedBytes(func() { m = newStartMap(4096, (pages-1)*4096) })
+	require.Equal(t, maxStartBitmap/8, len(m.starts))
+	require.LessOrEqual(t, got, uint64(maxStartBitmap+4096))
+	got = AllocatedBytes(func() { m = newStartMap(4096, pages*4096) })
+	require.Zero(t, len(m.starts), "a bitmap one page past the limit")
+	require.Less(t, got, uint64(4096))
+}
