@@ -374,16 +374,17 @@ func sortedOverlap(entries []Entry) (int, int) {
 	}
 	// Stable by position, so equal starts are listed in entry order.
 	slices.SortStableFunc(byStart, func(a, b int) int { return cmp.Compare(entries[a].Offset, entries[b].Offset) })
-	// The first entry, in entry order, whose start repeats an earlier one's.
+	// The first entry, in entry order, whose start repeats an earlier one's,
+	// and the first entry with that start: where its run of equal starts
+	// begins in byStart.
 	sameA, sameB := -1, -1
+	run := 0
 	for k := 1; k < len(byStart); k++ {
-		a, b := byStart[k-1], byStart[k]
-		if entries[a].Offset == entries[b].Offset && (sameB < 0 || b < sameB) {
-			first := k - 1
-			for first > 0 && entries[byStart[first-1]].Offset == entries[b].Offset {
-				first--
-			}
-			sameA, sameB = byStart[first], b
+		b := byStart[k]
+		if entries[byStart[run]].Offset != entries[b].Offset {
+			run = k
+		} else if sameB < 0 || b < sameB {
+			sameA, sameB = byStart[run], b
 		}
 	}
 	if sameA >= 0 {
