@@ -120,6 +120,16 @@ func TestV3Errors(t *testing.T) {
 	badPad[55] = 1
 	longName := string(bytes.Repeat([]byte{'n'}, 100)) + "\x00" // a 160-byte entry
 	w := func(n int) string { return string(bytes.Repeat([]byte{'w'}, n)) }
+	// tail is ok's file grown with zeros to five pages, so that data can
+	// end exactly at the end of the file, after the index.
+	tail := func(es ...[]byte) []byte {
+		f := ok(es...)
+		return append(f, make([]byte, 5*page-len(f))...)
+	}
+	// headerOnly is a file of exactly one page whose slot names an index
+	// at its end.
+	headerOnly := spec.EncodeV3Header(page)
+	copy(headerOnly[512:], rawSlot(4, page, 1, page, 16, 0))
 	cases := []struct {
 		name string
 		file []byte
@@ -184,6 +194,10 @@ func TestV3Errors(t *testing.T) {
 		{"data into the index", ok(rawV3Entry("w\x00", 2*page, page+1)), spec.ErrEntryOutOfBounds},
 		{"second entry misaligned", ok(one, rawV3Entry("v\x00", 2*page+8, 10)), spec.ErrMisaligned},
 		{"bias name too long", ok(rawV3Entry("w\x00"+w(spec.MaxNameLen+1), page, 10)), spec.ErrBadName},
+		{"count past what fits, 24 bytes to spare", v3File(2, rawV3Index(2, one, make([]byte, 24)), nil), spec.ErrCountMismatch},
+		{"data of one byte at end of file", tail(rawV3Entry("w\x00", 5*page, 1)), spec.ErrEntryOutOfBounds},
+		{"file of exactly one page", headerOnly, spec.ErrIndexOutOfBounds},
+		{"index at end of file", commit(func(c *spec.Commit) { c.IndexOff += c.IndexLen }), spec.ErrIndexOutOfBounds},
 	}
 	// Where each error points: the field, its byte offset, the value read
 	// (anyVal: a checksum computed over the bytes).
@@ -246,6 +260,10 @@ func TestV3Errors(t *testing.T) {
 		"data into the index":                              {"offset", 12304, 8192},
 		"second entry misaligned":                          {"offset", 12360, 8200},
 		"bias name too long":                               {"name", 12356, spec.MaxNameLen + 3},
+		"count past what fits, 24 bytes to spare":          {"count", 12296, 2},
+		"data of one byte at end of file":                  {"size", 12312, 1},
+		"file of exactly one page":                         {"index_len", 544, 16},
+		"index at end of file":                             {"index_len", 544, 72},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,7 +278,8 @@ func TestV3Errors(t *testing.T) {
 		})
 	}
 	// Controls: the valid neighbours of the files above parse.
-	for i, f := range [][]byte{ok(one), ok(one, two), ok(two, one), ok(rawV3Entry("w\x00", page, 2*page)), v3File(0, rawV3Index(0), nil)} {
+	for i, f := range [][]byte{ok(one), ok(one, two), ok(two, one), ok(rawV3Entry("w\x00", page, 2*page)), v3File(0, rawV3Index(0), nil),
+		tail(rawV3Entry("w\x00", 4*page, page)), tail(rawV3Entry("w\x00", 5*page, 0))} {
 		_, err := parseV3(f)
 		require.NoError(t, err, "control %d", i)
 	}
