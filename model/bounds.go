@@ -115,7 +115,8 @@ func Alphabet(b Bounds) []spec.Op {
 				spec.Op{Kind: spec.OpLookUp, Proc: pr, Name: nm},
 				spec.Op{Kind: spec.OpReserve, Proc: pr, Name: nm},
 				spec.Op{Kind: spec.OpInsert, Proc: pr, Name: nm},
-				spec.Op{Kind: spec.OpInvalidate, Proc: pr, Name: nm})
+				spec.Op{Kind: spec.OpInvalidate, Proc: pr, Name: nm},
+				spec.Op{Kind: spec.OpCompute, Proc: pr, Name: nm})
 		}
 		ops = append(ops,
 			spec.Op{Kind: spec.OpFinalize, Proc: pr},

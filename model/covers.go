@@ -11,6 +11,21 @@ type Cover struct {
 	Reached     func(t Transition) bool
 }
 
+// atCompute reports whether only a design that checks data at the compute
+// (Design.CheckAtCompute) can reach the cover named name.
+func atCompute(name string) bool { return name == "repack-at-compute" }
+
+// CoversFor returns the covers design d must reach, in Covers' order.
+func CoversFor(d *Design) []Cover {
+	var out []Cover
+	for _, c := range Covers() {
+		if !atCompute(c.Name) || d.CheckAtCompute {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func onEvent(e Events) func(Transition) bool {
 	return func(t Transition) bool { return t.Out.Events&e != 0 }
 }
@@ -36,6 +51,9 @@ func Covers() []Cover {
 		{"idle-save-writes-nothing", "a save with nothing new writes nothing (G4)", func(t Transition) bool {
 			op := t.Out.Op
 			return op.Kind == spec.OpSave && !t.Out.Result.Wrote && t.Prev.Disk.State == DiskValid
+		}},
+		{"repack-at-compute", "a compute after finalize finds corrupt bytes, re-packs them into the file and commits before the output (I13, on-compute)", func(t Transition) bool {
+			return t.Out.Events&EvtComputeRepack != 0 && t.Out.Result.Place == spec.PlaceFile && t.Out.Result.Wrote
 		}},
 		{"power-loss", "power loss kills every process", func(t Transition) bool {
 			return t.Out.Op.Kind == spec.EvCrash && t.Out.Op.Crash == spec.CrashPower && t.Prev.Procs[0].Phase != spec.PhaseNoInstance

@@ -45,6 +45,18 @@ type Design struct {
 	// are accepted. Without checksums, data is not verified either.
 	NoCommitPoint bool
 
+	// CheckAtCompute: the on-compute verification policy
+	// (spec.VerifyOnCompute, the runtime's default): a look-up hands out an
+	// entry without checking its data, and the first compute that reads it
+	// checks it; an entry that fails is re-packed then, after finalize,
+	// outside any program's packing, and the output is computed from the
+	// new bytes (I13).
+	CheckAtCompute bool
+	// ComputeUnchecked: under CheckAtCompute, the compute reads the bytes
+	// without the check (the read path of the on-compute policy with its
+	// check left out).
+	ComputeUnchecked bool
+
 	// NoCompaction: commits never rewrite the file to drop garbage (the
 	// cache with a negative CompactGarbageRatio). Not a historical design:
 	// the conformance harness uses it because the model counts garbage in
@@ -53,8 +65,12 @@ type Design struct {
 	NoCompaction bool
 }
 
-// verifies reports whether look-ups check data (v3 CRCs).
+// verifies reports whether the design checks data (v3 checksums).
 func (d *Design) verifies() bool { return !d.NoCommitPoint }
+
+// checksAtLookUp reports whether a look-up checks the data of an entry
+// the instance has not checked (on first use); otherwise the compute does.
+func (d *Design) checksAtLookUp() bool { return d.verifies() && !d.CheckAtCompute }
 
 // Designs returns the reference design and the historical variants, in the
 // order docs and the explorer's table list them.
@@ -64,6 +80,12 @@ func Designs() []Design {
 			Name:    "reference",
 			Source:  "xpwc (docs/format.md, docs/cache.md)",
 			Summary: "v3: key with seed, fingerprint and source; checksummed commit slots written last; append or replace by rename, never truncate in place; writer lock from first reservation to commit; re-packs of a loaded file go to the file; options copied at module load; data verified at first use.",
+		},
+		{
+			Name:           "on-compute",
+			Source:         "xpwc (docs/runtime.md, spec verification policy on-compute)",
+			Summary:        "the reference under the on-compute policy: look-ups hand out entries unchecked, the first compute after finalize checks each one; a failed check is re-packed then, under the writer lock, saved, and the output computed from the new bytes.",
+			CheckAtCompute: true,
 		},
 		{
 			Name:    "pr19862-no-index",
@@ -113,6 +135,14 @@ func Designs() []Design {
 			Summary:       "a crash between the truncate and the trailer write leaves no loadable index (every saved entry lost), and weight bytes that happen to parse as a trailer are accepted as an index.",
 			Expect:        []spec.InvariantID{spec.InvCommitSurvives, spec.InvNoCorruptHit, spec.InvNoUncheckedUse},
 			NoCommitPoint: true,
+		},
+		{
+			Name:             "compute-unchecked",
+			Source:           "xpwc on-compute policy without its check at the read (impl/cache Cache.Bytes)",
+			Summary:          "under on-compute, look-ups hand out entries unchecked and the compute reads them without the check: an output is computed from bytes nobody verified, corrupt ones included.",
+			Expect:           []spec.InvariantID{spec.InvNoCorruptHit, spec.InvNoUncheckedUse},
+			CheckAtCompute:   true,
+			ComputeUnchecked: true,
 		},
 	}
 }

@@ -97,37 +97,50 @@ func Check(b Bounds, t Transition) []spec.InvariantID {
 	return NewChecker(b).Violated(nil, t)
 }
 
-// I1: a hit carries the kernel and source versions the process runs.
+// handsBytes reports whether t hands packed bytes to a compute: a look-up's
+// hit (XNNPACK's operator reads the pointer it returns), unless the design
+// checks at the compute and the hit's check is still to come, or a compute.
+func handsBytes(t Transition) bool {
+	switch t.Out.Op.Kind {
+	case spec.OpLookUp:
+		return t.Out.Result.Hit && t.Out.Events&EvtUncheckedHandle == 0
+	case spec.OpCompute:
+		return true
+	}
+	return false
+}
+
+// I1: a hit, and a compute, carry the kernel and source versions the
+// process runs.
 func noStaleHit(_ *Bounds, t Transition) bool {
 	op, r := t.Out.Op, t.Out.Result
-	if op.Kind != spec.OpLookUp || !r.Hit {
+	if op.Kind != spec.OpCompute && (op.Kind != spec.OpLookUp || !r.Hit) {
 		return true
 	}
 	pr := &t.Prev.Procs[op.Proc]
 	return r.Bytes.Kernel == pr.Kernel && r.Bytes.Source == pr.Src[op.Name]
 }
 
-// I2: a hit carries intact bytes, unless they were checked and changed after.
+// I2: bytes handed to a compute are intact, unless they were checked and
+// changed after.
 func noCorruptHit(_ *Bounds, t Transition) bool {
-	r := t.Out.Result
-	if t.Out.Op.Kind != spec.OpLookUp || !r.Hit {
+	if !handsBytes(t) {
 		return true
 	}
+	r := t.Out.Result
 	return r.Bytes.Intact || r.Bytes.LateCorrupt
 }
 
-// I13: the bytes a hit hands to the compute were checked by this instance
-// or packed by it. In the model a hit is what XNNPACK's operator computes
-// from (it reads the pointer the look-up returned), so the check must have
-// happened by the end of the look-up; the cache's on-compute policy moves
-// the same check to the runtime's read right before the compute
-// (impl/runtime TestNoOutputFromUnverifiedBytes), an ordering the model does
-// not separate from the look-up.
+// I13: the bytes an output is computed from were checked by this instance
+// or packed by it. Under on-first-use the check is at the look-up, whose hit
+// XNNPACK's operator computes from, so it is checked there; under on-compute
+// (Design.CheckAtCompute) the look-up hands out an unchecked handle and the
+// check is at the compute, where a failure is re-packed first.
 func noUncheckedUse(_ *Bounds, t Transition) bool {
-	op := t.Out.Op
-	if op.Kind != spec.OpLookUp || !t.Out.Result.Hit {
+	if !handsBytes(t) {
 		return true
 	}
+	op := t.Out.Op
 	return t.Out.Next.Procs[op.Proc].Ents[op.Name].Verified
 }
 
@@ -159,7 +172,8 @@ func converge(_ *Bounds, t Transition) bool {
 
 // I5: finalize and save write only when the instance has something to
 // commit (appended packings, dropped ones); an invalidation also when it
-// drops a packing the instance knew as committed.
+// drops a packing the instance knew as committed; a compute only to save
+// the re-pack of bytes its check rejected.
 func noIdleWrite(_ *Bounds, t Transition) bool {
 	op := t.Out.Op
 	if !t.Out.Result.Wrote {
@@ -173,6 +187,9 @@ func noIdleWrite(_ *Bounds, t Transition) bool {
 		e := &pr.Ents[op.Name]
 		listed := (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired
 		return dirty(pr) || listed
+	case spec.OpCompute:
+		// Only the save after a re-pack of corrupt bytes.
+		return t.Out.Events&EvtComputeRepack != 0
 	}
 	return false // nothing else writes
 }
@@ -240,7 +257,7 @@ func loadTotal(_ *Bounds, t Transition) bool {
 // I12: the packing path never fails; an explicit save may, with a reason.
 func fallbackNoError(_ *Bounds, t Transition) bool {
 	switch t.Out.Op.Kind {
-	case spec.OpReserve, spec.OpInsert, spec.OpFinalize:
+	case spec.OpReserve, spec.OpInsert, spec.OpFinalize, spec.OpCompute:
 		return !t.Out.Result.Failed
 	case spec.OpSave, spec.OpInvalidate:
 		// An explicit save may report that it could not commit now, but

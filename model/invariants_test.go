@@ -79,6 +79,42 @@ func TestInvariantChecksCatchViolations(t *testing.T) {
 				o.Next.Procs[0].Ents[0].Verified = false
 			},
 			func(_ *State, o *Outcome) { o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}} }},
+		// At a compute after finalize (on-compute): the bytes the output is
+		// computed from were checked, intact, and only a re-pack's save
+		// writes.
+		{spec.InvNoUncheckedUse, spec.Op{Kind: spec.OpCompute},
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Bytes: spec.Packing{Intact: true}}
+				o.Next.Procs[0].Ents[0].Verified = false
+			},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Checked: true, Bytes: spec.Packing{Intact: true}} }},
+		{spec.InvNoCorruptHit, spec.Op{Kind: spec.OpCompute},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Checked: true} },
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Checked: true, Bytes: spec.Packing{Intact: true}} }},
+		{spec.InvNoIdleWrite, spec.Op{Kind: spec.OpCompute},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Wrote: true, Bytes: spec.Packing{Intact: true}} },
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Wrote: true, Checked: true, Place: spec.PlaceFile, Bytes: spec.Packing{Intact: true}}
+				o.Events = EvtCorruptCaught | EvtComputeRepack
+			}},
+		// A look-up that hands out an unchecked handle for its compute to
+		// check (on-compute) hands no bytes over: I2 and I13 wait for the
+		// compute.
+		{spec.InvNoUncheckedUse, spec.Op{Kind: spec.OpLookUp},
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Hit: true, Bytes: spec.Packing{Intact: true}}
+				o.Next.Procs[0].Ents[0].Verified = false
+			},
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Hit: true}
+				o.Next.Procs[0].Ents[0].Verified = false
+				o.Events = EvtUncheckedHandle
+			}},
+		{spec.InvFallbackNoError, spec.Op{Kind: spec.OpCompute},
+			func(_ *State, o *Outcome) { o.Result = spec.Result{Failed: true, Bytes: spec.Packing{Intact: true}} },
+			func(_ *State, o *Outcome) {
+				o.Result = spec.Result{Place: spec.PlaceHeap, Reason: spec.ReasonLockBusy, Bytes: spec.Packing{Intact: true}}
+			}},
 		{spec.InvFallbackNoError, spec.Op{Kind: spec.OpReserve},
 			func(_ *State, o *Outcome) { o.Result.Failed = true },
 			func(_ *State, o *Outcome) { o.Result.Place = spec.PlaceHeap }},

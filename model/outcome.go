@@ -18,17 +18,19 @@ type Outcome struct {
 type Events uint16
 
 const (
-	EvtCommit        Events = 1 << iota // an index was committed
-	EvtCompact                          // the commit rewrote the file by rename to drop garbage
-	EvtReplace                          // the commit replaced an unreadable file by rename
-	EvtTruncate                         // the file was truncated in place
-	EvtCorruptCaught                    // a data check rejected corrupt bytes
-	EvtStaleMiss                        // a look-up missed on a packing of another version
-	EvtWarmHit                          // a look-up hit an entry loaded from the file
-	EvtLockBusy                         // a reservation fell back to the heap on a busy lock
-	EvtMidSave                          // a crash interrupted a commit
-	EvtConverged                        // a launch that had to hit everything finished
-	EvtLoadCorrupt                      // a load found an unreadable index
-	EvtInvalidated                      // an invalidation was committed
-	EvtRefresh                          // an init took in another process's commit
+	EvtCommit          Events = 1 << iota // an index was committed
+	EvtCompact                            // the commit rewrote the file by rename to drop garbage
+	EvtReplace                            // the commit replaced an unreadable file by rename
+	EvtTruncate                           // the file was truncated in place
+	EvtCorruptCaught                      // a data check rejected corrupt bytes
+	EvtStaleMiss                          // a look-up missed on a packing of another version
+	EvtWarmHit                            // a look-up hit an entry loaded from the file
+	EvtLockBusy                           // a reservation fell back to the heap on a busy lock
+	EvtMidSave                            // a crash interrupted a commit
+	EvtConverged                          // a launch that had to hit everything finished
+	EvtLoadCorrupt                        // a load found an unreadable index
+	EvtInvalidated                        // an invalidation was committed
+	EvtRefresh                            // an init took in another process's commit
+	EvtUncheckedHandle                    // a look-up handed out an entry whose check waits for its compute (on-compute)
+	EvtComputeRepack                      // a compute's check failed and the entry was re-packed before the output
 )

@@ -64,6 +64,8 @@ func stepAppend(dst []Outcome, d *Design, b Bounds, s *State, op spec.Op) []Outc
 		ok = m.unload(out, op.Proc, op.Program)
 	case spec.OpDestroy:
 		ok = m.destroy(out, op.Proc)
+	case spec.OpCompute:
+		ok = m.compute(out, op.Proc, op.Name)
 	case spec.EvRestart:
 		ok = m.restart(out, op.Proc)
 	case spec.EvKernelUpgrade:

@@ -169,7 +169,12 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		have &^= recKernel
 	}
 	match := e.Rec.Present() && !e.Retired && have == want
-	if match && !e.Verified && m.d.verifies() {
+	if match && !e.Verified && m.d.CheckAtCompute {
+		// On compute: the handle is handed out unchecked; its first
+		// compute checks it (compute).
+		o.Events |= EvtUncheckedHandle
+	}
+	if match && !e.Verified && m.d.checksAtLookUp() {
 		o.Result.Checked = true
 		if e.Rec&recCorrupt != 0 {
 			o.Events |= EvtCorruptCaught
@@ -237,25 +242,37 @@ func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonDesign
 	case pr.HeapLaunch:
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
-	case s.Disk.Lock == uint8(p)+1:
-		r.Place = spec.PlaceFile
-	case s.Disk.Lock == 0:
-		// Taking the writer lock re-reads the newest commit, which another
-		// process may have made since this launch's init (G2, G3).
-		s.Disk.Lock = uint8(p) + 1
-		r.Place = spec.PlaceFile
-		pr.Replacing = s.Disk.State == DiskCorrupt
-		m.refreshKeepingSteps(o, p)
 	default:
-		// G8: a busy lock is a heap packing with a reason, not an error.
-		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
-		pr.Blocked, pr.HeapLaunch = true, true
-		o.Events |= EvtLockBusy
+		r.Place, r.Reason = m.takeWriter(o, p)
+		if r.Reason == spec.ReasonLockBusy {
+			pr.Blocked, pr.HeapLaunch = true, true
+		}
 	}
 	e.Step = stepReserved
 	e.Place = r.Place
 	e.Fallback = r.Reason == spec.ReasonLockBusy || r.Reason == spec.ReasonNoPath
 	return true
+}
+
+// takeWriter is a reservation's use of the writer lock: the file when p
+// holds it or takes it now, the heap with a reason when another process
+// holds it.
+func (m machine) takeWriter(o *Outcome, p spec.Proc) (spec.Placement, spec.Reason) {
+	s := &o.Next
+	switch s.Disk.Lock {
+	case uint8(p) + 1:
+		return spec.PlaceFile, spec.ReasonNone
+	case 0:
+		// Taking the writer lock re-reads the newest commit, which another
+		// process may have made since this launch's init (G2, G3).
+		s.Disk.Lock = uint8(p) + 1
+		s.Procs[p].Replacing = s.Disk.State == DiskCorrupt
+		m.refreshKeepingSteps(o, p)
+		return spec.PlaceFile, spec.ReasonNone
+	}
+	// G8: a busy lock is a heap packing with a reason, not an error.
+	o.Events |= EvtLockBusy
+	return spec.PlaceHeap, spec.ReasonLockBusy
 }
 
 // insert stores the packing made into the reserved space.
@@ -265,6 +282,15 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 	if pr.Phase != spec.PhasePacking || e.Step != stepReserved {
 		return false
 	}
+	m.put(o, p, n, 1<<pr.Prog)
+	return true
+}
+
+// put stores a fresh packing of n into the space e.Place says (file or
+// heap) for the programs in hold: a launch's insert, or a compute's re-pack.
+func (m machine) put(o *Outcome, p spec.Proc, n spec.Name, hold uint8) {
+	pr := &o.Next.Procs[p]
+	e := &pr.Ents[n]
 	want := mkRec(pr.Kernel, pr.Src[n])
 	if e.Rec.Present() && !e.Retired && e.Rec&^recCopy == want {
 		// The same packing arrived meanwhile (the reservation re-read a
@@ -275,16 +301,16 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 			s.Disk.Garbage = uint8(min(int(s.Disk.Garbage)+1, garbageCap))
 			s.Disk.Volatile = uint8(min(int(s.Disk.Volatile)+1, garbageCap))
 		}
-		e.Hold |= 1 << pr.Prog
+		e.Hold |= hold
 		e.Verified = true
 		e.Step, e.Place, e.Fallback = stepDone, spec.PlaceNone, false
-		return true
+		return
 	}
 	tombstone(pr, int(n))
 	ne := Entry{
 		Rec:      want,
 		Status:   spec.EntryHeap,
-		Hold:     1 << pr.Prog, // the replaced entry lives on for its holders
+		Hold:     hold, // the replaced entry lives on for its holders
 		Verified: true,
 		Fallback: e.Fallback,
 		Step:     stepDone,
@@ -294,7 +320,6 @@ func (m machine) insert(o *Outcome, p spec.Proc, n spec.Name) bool {
 		ne.Rec = want.withLabel(newCopy(&o.Next, n))
 	}
 	*e = ne
-	return true
 }
 
 // finalize ends the launch: commit what is new, release the writer lock,

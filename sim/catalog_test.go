@@ -19,6 +19,9 @@ func TestSuiteCoversDesignsAndGuarantees(t *testing.T) {
 	files, err := Scenarios()
 	require.NoError(t, err)
 	for _, d := range model.Designs()[1:] {
+		if len(d.Expect) == 0 {
+			continue // a clean design: its scenarios are not bugs
+		}
 		var out strings.Builder
 		n := 0
 		for _, f := range files {

@@ -39,6 +39,17 @@ func DescribeResult(op spec.Op, r spec.Result) string {
 		}
 	case spec.OpReserve:
 		w = append(w, "place="+describePlace(r.Place))
+	case spec.OpCompute:
+		w = append(w, "bytes "+DescribePacking(r.Bytes))
+		if r.Checked {
+			w = append(w, "checked")
+		}
+		if r.Place != spec.PlaceNone {
+			w = append(w, "repacked place="+describePlace(r.Place))
+		}
+		if r.Wrote {
+			w = append(w, "wrote")
+		}
 	case spec.OpFinalize, spec.OpSave, spec.OpInvalidate:
 		if r.Wrote {
 			w = append(w, "wrote")
@@ -94,6 +105,8 @@ var eventNames = []struct {
 	{model.EvtLoadCorrupt, "load-corrupt"},
 	{model.EvtInvalidated, "invalidated"},
 	{model.EvtRefresh, "refresh"},
+	{model.EvtUncheckedHandle, "unchecked-handle"},
+	{model.EvtComputeRepack, "repack-at-compute"},
 }
 
 // DescribeEvents names the model's internal happenings of a step (commit,

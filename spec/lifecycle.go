@@ -46,6 +46,14 @@ const (
 	// OpDestroy closes the process's cache instance: every program is
 	// unloaded and every mapping released.
 	OpDestroy
+	// OpCompute is an inference after finalize reading one weight's packed
+	// bytes through the handle its program holds (XNNPACK's offset_to_addr,
+	// then the operator's compute). Under the on-compute policy it is where
+	// an unchecked entry is checked (I13); an entry that fails is re-packed
+	// outside any program's packing (the writer lock, reserve, insert, save)
+	// and the output is computed from the new bytes. Result.Bytes is the
+	// packing the output was computed from.
+	OpCompute
 
 	// EvCrash kills one process (CrashProcess) or the machine (CrashPower).
 	// It has several outcomes (see Branch): the model lists every one.
@@ -82,6 +90,7 @@ var opKindNames = [...]string{
 	OpInvalidate:     "invalidate",
 	OpUnload:         "unload",
 	OpDestroy:        "destroy",
+	OpCompute:        "compute",
 	EvCrash:          "crash",
 	EvRestart:        "restart",
 	EvKernelUpgrade:  "upgrade-kernel",
@@ -172,7 +181,7 @@ const (
 	// commits before its data is durable, so the model never produces it;
 	// the word is kept for scenarios of such designs.
 	BranchDataLost
-	// BranchCompact: a commit (finalize, save, invalidate) that the model
+	// BranchCompact: a commit (finalize, save, invalidate, a compute's re-pack) that the model
 	// would append rewrites the file to drop its garbage instead. The model
 	// counts garbage in packings and the cache in bytes (dead index blocks
 	// and page padding included), so the cache may compact before the
@@ -206,10 +215,10 @@ type Op struct {
 	Kind    OpKind
 	Proc    Proc        // every operation, EvCrash with CrashProcess, EvRestart, EvClobberOptions
 	Program Program     // OpInit, OpUnload
-	Name    Name        // OpLookUp, OpReserve, OpInsert, OpInvalidate, EvSourceChange, EvForeign with ForeignData
+	Name    Name        // OpLookUp, OpReserve, OpInsert, OpInvalidate, OpCompute, EvSourceChange, EvForeign with ForeignData
 	Crash   CrashKind   // EvCrash
 	Foreign ForeignKind // EvForeign
-	Branch  Branch      // EvCrash: which outcome; OpFinalize, OpSave, OpInvalidate: BranchCompact or none
+	Branch  Branch      // EvCrash: which outcome; OpFinalize, OpSave, OpInvalidate, OpCompute: BranchCompact or none
 }
 
 // Placement is where a reservation or an entry lives.

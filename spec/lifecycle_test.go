@@ -21,6 +21,8 @@ func sampleOps() []Op {
 		{Kind: OpInvalidate, Proc: 0, Name: 1},
 		{Kind: OpUnload, Proc: 0, Program: 3},
 		{Kind: OpDestroy, Proc: 1},
+		{Kind: OpCompute, Proc: 0, Name: 2},
+		{Kind: OpCompute, Proc: 1, Name: 0, Branch: BranchCompact},
 		{Kind: EvCrash, Crash: CrashProcess, Proc: 1, Branch: BranchIdle},
 		{Kind: EvCrash, Crash: CrashProcess, Proc: 0, Branch: BranchMidSave},
 		{Kind: EvCrash, Crash: CrashPower, Branch: BranchForged},

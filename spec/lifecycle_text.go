@@ -84,7 +84,7 @@ func (o Op) args() int {
 		return argProc | argProgram
 	case OpLookUp, OpReserve, OpInsert:
 		return argProc | argName
-	case OpInvalidate:
+	case OpInvalidate, OpCompute:
 		return argProc | argName | argBranch
 	case OpFinalize, OpSave:
 		return argProc | argBranch

@@ -79,12 +79,15 @@ func TestExploreListDesigns(t *testing.T) {
 		Found  []string `json:"found"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rows))
-	require.Len(t, rows, 8)
+	require.Len(t, rows, 10)
 	assert.Equal(t, "reference", rows[0].Name)
-	assert.Empty(t, rows[0].Expect)
-	assert.Empty(t, rows[0].Found)
+	assert.Equal(t, "on-compute", rows[1].Name)
+	for _, r := range rows[:2] {
+		assert.Empty(t, r.Expect, r.Name)
+		assert.Empty(t, r.Found, r.Name)
+	}
 	found := map[string][]string{}
-	for _, r := range rows[1:] {
+	for _, r := range rows[2:] {
 		assert.Subset(t, r.Found, r.Expect, r.Name)
 		found[r.Name] = r.Found
 	}

@@ -176,10 +176,10 @@ func suiteExplore(o suiteOptions) []row {
 		case err != nil:
 			r.result = err.Error()
 		case len(d.Expect) == 0:
-			r.ok = len(res.Violations) == 0 && len(res.Covered) == len(model.Covers())
+			r.ok = len(res.Violations) == 0 && len(res.Covered) == len(model.CoversFor(&d))
 			r.result = fmt.Sprintf("%d violations", len(res.Violations))
 			r.detail = fmt.Sprintf("%d states, depth %d, %d/%d goals reached, %.1fs",
-				res.States, res.Depth, len(res.Covered), len(model.Covers()), res.Seconds)
+				res.States, res.Depth, len(res.Covered), len(model.CoversFor(&d)), res.Seconds)
 		default:
 			var found []string
 			r.ok = true

@@ -103,7 +103,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 
 	alphabet := model.Alphabet(b)
 	checker := model.NewChecker(b)
-	covers := model.Covers()
+	covers := model.CoversFor(&d)
 	covered := make([]bool, len(covers))
 	nCovered := 0
 	found := map[spec.InvariantID]Violation{}
