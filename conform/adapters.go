@@ -80,6 +80,8 @@ func VariantNames() []string {
 var notEmulated = map[string]string{
 	"borrowed-options":          "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
 	"pr19988-cache-loaded-flag": "its second mapping of the instance's own regions changes no result the protocol carries (the reference reloads at that init too); a count of mappings in the protocol would show it",
+	"on-compute":                "the protocol has no operation for an inference's read after finalize, where the on-compute policy checks and re-packs",
+	"compute-unchecked":         "the protocol has no operation for an inference's read after finalize, where the on-compute policy checks and re-packs",
 }
 
 // variants put a historical bug back into the reference cache, each the
