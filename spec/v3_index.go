@@ -82,15 +82,13 @@ type v3Bounds struct {
 }
 
 // decodeV3Index decodes and validates the index block in w, and sums the
-// entries' sizes in the same pass. The caller checks the block's CRC.
+// entries' sizes in the same pass. The caller checks the block's CRC, and
+// that the block is at least V3IndexHeaderSize long (index_len).
 func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err error) {
 	le := binary.LittleEndian
 	end := w.hi
 	good := 0 // entries fully decoded and checked
 	pos := w.lo
-	if end-pos < V3IndexHeaderSize {
-		return nil, 0, ferr(pos, "index_len", uint64(end-pos), ErrIndexOutOfBounds)
-	}
 	h, err := w.at(pos, V3IndexHeaderSize, "index")
 	if err != nil {
 		return nil, 0, err
@@ -108,7 +106,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	if count > MaxEntries {
 		return nil, 0, ferr(pos+8, "count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1)))
+	names := newNameArena(v3NameBytes(body, count))
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, parsedV3Name)
 	starts := newStartMap(bd.page, bd.size)
@@ -197,6 +195,14 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		return entries, 0, ferr(w.lo, "offset", entries[b].Offset, overlapErr(a, b))
 	}
 	return entries, live, nil
+}
+
+// v3NameBytes is the most name bytes an index body of body bytes can hold
+// in count entries (count fits the body): the body less the entries' fixed
+// fields, and no more than count of the longest names. It bounds the name
+// arena, whose first buffer is exactly this size up to nameChunk.
+func v3NameBytes(body, count uint64) uint64 {
+	return min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))
 }
 
 // checkV3Range validates one entry's data range: page-aligned, after the

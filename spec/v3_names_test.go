@@ -1,0 +1,35 @@
+package spec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestV3NameBytes: the name bytes a v3 index can hold bound its name
+// arena. A body of minimal entries holds 4 name bytes each (a 2-byte name
+// and its padding); a long body no more than count of the longest names;
+// and a small index's arena is one buffer of exactly that bound.
+func TestV3NameBytes(t *testing.T) {
+	longest := uint64(2*MaxNameLen + 1)
+	for _, tc := range []struct{ body, count, want uint64 }{
+		{0, 0, 0},
+		{V3MinEntrySize, 1, 4},
+		{1024 * V3MinEntrySize, 1024, 4096},
+		{V3EntryFixedSize + longest, 1, longest},
+		{V3EntryFixedSize + longest - 1, 1, longest - 1},
+		{1 << 20, 1, longest},
+		{1 << 20, 2, 2 * longest},
+	} {
+		require.Equal(t, tc.want, v3NameBytes(tc.body, tc.count), "body %d, count %d", tc.body, tc.count)
+	}
+	a := newNameArena(v3NameBytes(1024*V3MinEntrySize, 1024))
+	got := AllocatedBytes(func() { a.add([]byte("w\x00")) })
+	require.Equal(t, uint64(4096), got, "the first name's buffer")
+	got = AllocatedBytes(func() {
+		for range 1023 {
+			a.add([]byte("w\x00"))
+		}
+	})
+	require.Zero(t, got, "the other 1023 names share it")
+}
