@@ -62,6 +62,8 @@ func TestExecuTorchLoad(t *testing.T) {
 		{"data one byte past index_start", v2file(1, etEntry("w", 0, 65, 1)), false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 64 + 5, false},
 		{"offset at index_start", v2file(1, etEntry("w", 64, 0, 1)), false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 64 + 5, false},
 		{"offset just below index_start", v2file(1, etEntry("w", 63, 1, 1)), true, 1, "", 0, false},
+		{"data from 8 one byte past index_start", v2file(1, etEntry("w", 8, 57, 1)), false, 0, "file_offset < index_start and data_size <= index_start - file_offset", 64 + 5, false},
+		{"a record beyond count", v2file(1, e, etEntry("v", 8, 8, 1)), true, 1, "", 0, false},
 	} {
 		v, err := spec.ExecuTorchLoad(bytes.NewReader(tc.file), int64(len(tc.file)))
 		require.NoError(t, err, tc.name)

@@ -113,9 +113,9 @@ func (k OpKind) IsEvent() bool { return k >= EvCrash && k < opLimit }
 
 // OpKinds lists every valid kind in declaration order.
 func OpKinds() []OpKind {
-	out := make([]OpKind, 0, opLimit-1)
-	for k := OpInit; k < opLimit; k++ {
-		out = append(out, k)
+	out := make([]OpKind, opLimit-OpInit)
+	for i := range out {
+		out[i] = OpInit + OpKind(i)
 	}
 	return out
 }
