@@ -14,6 +14,7 @@ import (
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // randomOptions is one random conformance campaign.
@@ -21,11 +22,14 @@ type randomOptions struct {
 	seed, runs, steps int
 	names             int
 	faults, design    string
-	backend           sim.Backend
-	out               string
-	verbose           bool
-	parallel          int
-	shard, shards     int // this process runs shard of shards (0 of 1: all)
+	// v2: the caches write v2 in lockstep with design (no-commit-point,
+	// compaction off: sim.V2Design), as the scenario directive format v2.
+	v2            bool
+	backend       sim.Backend
+	out           string
+	verbose       bool
+	parallel      int
+	shard, shards int // this process runs shard of shards (0 of 1: all)
 }
 
 // seeds is the half-open seed range this process runs: shard i of n takes
@@ -41,8 +45,16 @@ func (o randomOptions) seeds() (lo, hi int) {
 
 // command is the simrun command line that runs seed alone.
 func (o randomOptions) command(seed int) string {
-	return fmt.Sprintf("simrun random --seed %d --steps %d --runs 1 --names %d --design %s --backend %s%s",
-		seed, o.steps, o.names, o.design, o.backend, faultsFlag(o.faults))
+	return fmt.Sprintf("simrun random --seed %d --steps %d --runs 1 --names %d --design %s --backend %s%s%s",
+		seed, o.steps, o.names, o.design, o.backend, faultsFlag(o.faults), o.formatFlag())
+}
+
+// formatFlag is the --format flag of a v2 campaign ("" for v3).
+func (o randomOptions) formatFlag() string {
+	if o.v2 {
+		return " --format v2"
+	}
+	return ""
 }
 
 // randomSummary is what a campaign (or a shard of one) found; --json
@@ -53,6 +65,7 @@ type randomSummary struct {
 	Names    int            `json:"names"`
 	Steps    int            `json:"steps"`
 	Faults   string         `json:"faults,omitempty"`
+	Format   string         `json:"format,omitempty"`
 	SeedLo   int            `json:"seed_lo"`
 	SeedHi   int            `json:"seed_hi"` // exclusive
 	Shards   []string       `json:"shards"`  // "i/n" of each shard added up
@@ -80,11 +93,11 @@ func cmdRandom(e *env, args []string) int {
 	if len(args) > 0 && args[0] == "merge" {
 		return cmdRandomMerge(e, args[1:])
 	}
-	fs := newFlagSet(e, "random", "simrun random [--seed S] [--steps N] [--runs R] [--names N] [--faults SPEC] [--design NAME] [--backend crashfs|os] [--out DIR] [-v]",
+	fs := newFlagSet(e, "random", "simrun random [--seed S] [--steps N] [--runs R] [--names N] [--faults SPEC] [--design NAME] [--format v2] [--backend crashfs|os] [--out DIR] [-v]",
 		"              [--parallel N] [--shard I/N] [--json]",
 		"simrun random merge SUMMARY.json ...   (add up the --json summaries of a campaign's shards)")
 	var o randomOptions
-	var backend, shard string
+	var backend, shard, format string
 	var asJSON bool
 	fs.IntVar(&o.seed, "seed", 1, "seed of the first run; run i uses seed+i")
 	fs.IntVar(&o.steps, "steps", 60, "ops per run")
@@ -93,6 +106,7 @@ func cmdRandom(e *env, args []string) int {
 	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomCalls 0.05 7 writes enospc)' (randomly is read as randomCalls, so a seed reproduces); only safety is compared")
 	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
+	fs.StringVar(&format, "format", "v3", "file format the caches write: v3, or v2 (ExecuTorch's layout) in lockstep with the design no-commit-point, compaction off")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures (made if missing)")
 	fs.BoolVar(&o.verbose, "v", false, "print one line per run")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "runs in flight at once (results do not depend on it)")
@@ -119,6 +133,15 @@ func cmdRandom(e *env, args []string) int {
 	if _, err := model.DesignByName(o.design); err != nil {
 		fmt.Fprintf(e.stderr, "simrun random: %v\n", err)
 		return exitUsage
+	}
+	switch d, _ := sim.V2Design(); {
+	case format == "v3":
+	case format != "v2":
+		return usageError(e, "random", "--format %q (want v3 or v2)", format)
+	case o.design != "reference" && o.design != d.Name:
+		return usageError(e, "random", "--format v2 runs the design %s, not %s", d.Name, o.design)
+	default:
+		o.v2, o.design = true, d.Name
 	}
 	if o.faults != "" {
 		// Per-path random choices would follow the cache's random temporary
@@ -163,8 +186,8 @@ func (s randomSummary) line(o randomOptions) string {
 	if len(known) > 0 {
 		k = strings.Join(known, " ")
 	}
-	return fmt.Sprintf("random: design %s, backend %s, %d runs x %d steps from seed %d: %d agreed, %d failed (%d ops); stopped at known divergences: %s",
-		o.design, o.backend, s.Runs, o.steps, s.SeedLo, s.Agreed, len(s.Failures), s.Ops, k)
+	return fmt.Sprintf("random: design %s%s, backend %s, %d runs x %d steps from seed %d: %d agreed, %d failed (%d ops); stopped at known divergences: %s",
+		o.design, o.formatFlag(), o.backend, s.Runs, o.steps, s.SeedLo, s.Agreed, len(s.Failures), s.Ops, k)
 }
 
 // seedResult is what one seed's run found; workers fill them in any order
@@ -183,11 +206,14 @@ type seedResult struct {
 func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 	lo, hi := o.seeds()
 	s := randomSummary{
-		Design: o.design, Backend: string(o.backend), Names: o.names, Steps: o.steps, Faults: o.faults,
+		Design: o.design, Backend: string(o.backend), Names: o.names, Steps: o.steps, Faults: o.faults, Format: strings.TrimPrefix(o.formatFlag(), " --format "),
 		SeedLo: lo, SeedHi: hi, Shards: []string{fmt.Sprintf("%d/%d", o.shard, max(o.shards, 1))},
 		Known: map[string]int{}, Failures: []randomFail{},
 	}
 	d, err := model.DesignByName(o.design)
+	if o.v2 {
+		d, err = sim.V2Design()
+	}
 	if err != nil {
 		return s, err
 	}
@@ -239,7 +265,12 @@ func runRandom(w io.Writer, o randomOptions) (randomSummary, error) {
 
 // runSeed runs one seed, and writes its shrunk scenario when it fails.
 func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResult {
-	cfg := sim.Config{Backend: o.backend, Faults: o.faults, AnyViolation: true}
+	// A design variant fails on its invariant violations; v2 is held to
+	// no-commit-point's results, whose violations are the design's own.
+	cfg := sim.Config{Backend: o.backend, Faults: o.faults, AnyViolation: !o.v2}
+	if o.v2 {
+		cfg.Format = spec.FormatV2
+	}
 	c := sim.CheckSeed(cfg, d, b, uint64(seed), o.steps, o.command(seed))
 	r := seedResult{ops: c.Ops, known: c.Known}
 	if !c.Failed() {
@@ -250,7 +281,11 @@ func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResu
 		}
 		return r
 	}
-	path := filepath.Join(o.out, fmt.Sprintf("random-%s-seed%d.scenario", o.design, seed))
+	name := o.design
+	if o.v2 {
+		name += "-v2"
+	}
+	path := filepath.Join(o.out, fmt.Sprintf("random-%s-seed%d.scenario", name, seed))
 	// A failure is worth more than the directory's absence: make it.
 	if werr := os.MkdirAll(o.out, 0o755); werr != nil {
 		r.err = werr
@@ -268,7 +303,7 @@ func runSeed(o randomOptions, d model.Design, b model.Bounds, seed int) seedResu
 // cmdRandomMerge adds up the --json summaries of one campaign's shards:
 // total runs, ops, agreements, known divergences and every failure with its
 // shrunk scenario. Summaries of different campaigns (design, backend,
-// names, steps, faults) are refused; so are overlapping seed ranges.
+// names, steps, faults, format) are refused; so are overlapping seed ranges.
 func cmdRandomMerge(e *env, paths []string) int {
 	if len(paths) == 0 {
 		return usageError(e, "random merge", "at least one SUMMARY.json is required")
@@ -291,7 +326,7 @@ func cmdRandomMerge(e *env, paths []string) int {
 			total = randomSummary{Design: s.Design, Backend: s.Backend, Names: s.Names, Steps: s.Steps, Faults: s.Faults,
 				SeedLo: s.SeedLo, SeedHi: s.SeedHi, Known: map[string]int{}, Failures: []randomFail{}, Shards: []string{}}
 		}
-		if s.Design != total.Design || s.Backend != total.Backend || s.Names != total.Names || s.Steps != total.Steps || s.Faults != total.Faults {
+		if s.Design != total.Design || s.Backend != total.Backend || s.Names != total.Names || s.Steps != total.Steps || s.Faults != total.Faults || s.Format != total.Format {
 			fmt.Fprintf(e.stderr, "simrun random merge: %s is another campaign (design %s, backend %s, names %d, steps %d, faults %q)\n",
 				p, s.Design, s.Backend, s.Names, s.Steps, s.Faults)
 			return exitProblem

@@ -159,7 +159,8 @@ func TestConformanceV2(t *testing.T) {
 	for _, backend := range []sim.Backend{sim.BackendOS, sim.BackendCrashFS} {
 		t.Run(string(backend), func(t *testing.T) {
 			p := property{cfg: sim.Config{Backend: backend, Format: spec.FormatV2}, d: d, b: b, steps: steps,
-				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%d go test ./model/conformance -run 'TestConformanceV2/%s$'", steps, backend)}
+				found: fmt.Sprintf("XPWC_CONFORMANCE_SEQS=1 XPWC_CONFORMANCE_LEN=%d XPWC_CONFORMANCE_SEED=%%[1]d go test ./model/conformance -run 'TestConformanceV2/%s$'"+
+					" (or simrun random --seed %%[1]d --steps %d --runs 1 --names %d --format v2 --backend %s)", steps, backend, steps, b.Names, backend)}
 			p.run(t, seed, seqs)
 		})
 	}
