@@ -136,16 +136,20 @@ func TestVocabularyBounds(t *testing.T) {
 	o, err = ParseOp("lookup proc=A name=" + Name(MaxNames-1).String())
 	require.NoError(t, err)
 	assert.Equal(t, Name(MaxNames-1), o.Name)
-	for _, line := range []string{
-		"init proc=" + string(rune('A'+MaxProcs)) + " program=P1",
-		"init proc=A program=P" + strconv.Itoa(MaxPrograms+1),
-		"lookup proc=A name=w" + strconv.Itoa(MaxNames),
-		"invalid proc=A",
-		"crash kind=process proc=A branch=invalid",
-		"crash kind=invalid proc=A",
+	// Each error names the argument and the range it must lie in, so a
+	// scenario's author sees the bound.
+	for _, tc := range []struct{ line, want string }{
+		{"init proc=" + string(rune('A'+MaxProcs)) + " program=P1", `"proc=E": want a process A…D`},
+		{"init proc=A program=P" + strconv.Itoa(MaxPrograms+1), `"program=P5": want P1…P4`},
+		{"lookup proc=A name=w" + strconv.Itoa(MaxNames), `"name=w8": want w0…w7`},
+		{"invalid proc=A", `"invalid": unknown verb`},
+		{"invalid", `"invalid": unknown verb`},
+		{"crash kind=process proc=A branch=invalid", `"branch=invalid": unknown branch`},
+		{"crash kind=invalid proc=A", `"kind=invalid": unknown kind for crash`},
 	} {
-		_, err := ParseOp(line)
-		require.Error(t, err, line)
+		_, err := ParseOp(tc.line)
+		require.Error(t, err, tc.line)
+		require.Equal(t, "spec: bad op "+strconv.Quote(tc.line)+": "+tc.want, err.Error())
 	}
 
 	assert.Equal(t, "invalid", opLimit.String())
