@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -209,6 +210,9 @@ func TestNameSetStrategy(t *testing.T) {
 		s := newNameSet(count, name)
 		partitioned := count >= partitionMin && count <= math.MaxUint32
 		require.Equal(t, partitioned, s.hs32 != nil, "count %d", count)
+		// What is allocated before any name is added does not grow with
+		// the declared count (G7).
+		require.LessOrEqual(t, cap(s.hs32), preallocEntries, "count %d", count)
 		if !partitioned {
 			require.Nil(t, s.counts, "count %d", count)
 			continue
@@ -271,11 +275,25 @@ func TestNameSetTableBytes(t *testing.T) {
 	want := uint64(8*256 + 4*fewest(2*256, 1, 1))
 	require.True(t, got >= want && got <= want+16, "partitioned, 256 names in one bucket: %d bytes, want %d", got, want)
 
-	entries, name = distinctNames(partitionMin)
-	got = least(func() { dup = checkUniqueNames(entries, name) })
+	// A whole partitioned check, fed as the parsers feed it: each name's
+	// hash (the preallocated buffer, then one of at most half again the
+	// count for the allocator's rounding), the (hash, entry) pairs, two
+	// ints a bucket, and the bucket table; at most 20 bytes a name.
+	const n = partitionMin
+	entries, name = distinctNames(n)
+	got = least(func() {
+		s = newNameSet(n, name)
+		for i := range entries {
+			s.add([]byte(name(&entries[i])))
+		}
+		dup = s.firstDup(entries)
+	})
 	require.Equal(t, -1, dup)
-	require.LessOrEqual(t, got, uint64(20*partitionMin), "%d names: %d bytes", partitionMin, got)
-	t.Logf("%d names: %d bytes, %.1f a name", partitionMin, got, float64(got)/partitionMin)
+	largest := slices.Max(s.counts)
+	want = 4*(preallocEntries+n*3/2) + 8*n + 16*uint64(len(s.counts)) + 4*uint64(fewest(2*largest, 1, 1)) + 256
+	require.LessOrEqual(t, got, want, "%d names, largest bucket %d", n, largest)
+	require.LessOrEqual(t, got, uint64(20*n), "%d names: %d bytes", n, got)
+	t.Logf("%d names: %d bytes, %.1f a name; bound %d", n, got, float64(got)/n, want)
 }
 
 // TestStartMapBitmapLimit: the overlap check's bitmap is at most
