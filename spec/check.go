@@ -186,21 +186,23 @@ func (s *nameSet) partitionedDup() int {
 		size <<= 1
 	}
 	table := make([]uint32, size) // 0 = empty, else position in bucket + 1
-	best := -1
+	n := len(s.entries)
+	best := n
 	lo := 0
 	for b := range nb {
 		bucket := pairs[lo:next[b]]
 		lo = next[b]
-		if i := bucketDup(bucket, table, s.entries, s.name); i >= 0 && (best < 0 || i < best) {
-			best = i
-		}
+		best = min(best, bucketDup(bucket, table, s.entries, s.name))
+	}
+	if best == n {
+		return -1
 	}
 	return best
 }
 
 // bucketDup returns the first entry of bucket (hash<<32 | entry number, in
-// entry order) whose name repeats an earlier one's, or -1, using table as
-// scratch.
+// entry order) whose name repeats an earlier one's, or len(entries) if
+// none does, using table as scratch.
 func bucketDup(bucket []uint64, table []uint32, entries []Entry, name func(*Entry) string) int {
 	tsize := 1
 	for tsize < 2*len(bucket) {
@@ -220,7 +222,7 @@ func bucketDup(bucket []uint64, table []uint32, entries []Entry, name func(*Entr
 		}
 		t[p] = uint32(j + 1)
 	}
-	return -1
+	return len(entries)
 }
 
 // checkUniqueNames is the nameSet check over a whole slice.
