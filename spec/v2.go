@@ -159,6 +159,14 @@ func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	return v, nil
 }
 
+// v2NameBytes is the most name bytes a v2 index of indexLen bytes (its
+// records, up to the footer) can hold in count entries, as v3NameBytes is
+// for v3: the records less their fixed fields, and no more than count of
+// the longest v2 names.
+func v2NameBytes(indexLen, count uint64) uint64 {
+	return min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen)
+}
+
 // decodeV2Entries decodes and validates the index [f.IndexStart, w.hi) and
 // sums the entries' sizes (in the same pass: a second one over a million
 // entries costs a few milliseconds).
@@ -170,7 +178,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	if count > MaxEntries {
 		return nil, 0, ferr(w.hi+8, "entry_count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(min(indexLen-count*V2EntryFixedSize, count*V2MaxNameLen))
+	names := newNameArena(v2NameBytes(indexLen, count))
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
 	starts := newStartMap(V2Alignment, f.IndexStart)

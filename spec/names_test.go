@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestV3NameBytes: the name bytes a v3 index can hold bound its name
-// arena. A body of minimal entries holds 4 name bytes each (a 2-byte name
+// TestNameBytes: the name bytes a v3 index can hold bound its name
+// arena (and likewise a v2 index's, v2NameBytes). A body of minimal entries holds 4 name bytes each (a 2-byte name
 // and its padding); a long body no more than count of the longest names;
 // and a small index's arena is one buffer of exactly that bound.
-func TestV3NameBytes(t *testing.T) {
+func TestNameBytes(t *testing.T) {
 	longest := uint64(2*MaxNameLen + 1)
 	for _, tc := range []struct{ body, count, want uint64 }{
 		{0, 0, 0},
@@ -22,6 +22,15 @@ func TestV3NameBytes(t *testing.T) {
 		{1 << 20, 2, 2 * longest},
 	} {
 		require.Equal(t, tc.want, v3NameBytes(tc.body, tc.count), "body %d, count %d", tc.body, tc.count)
+	}
+	for _, tc := range []struct{ indexLen, count, want uint64 }{
+		{0, 0, 0},
+		{V2EntryFixedSize + 1, 1, 1},
+		{V2EntryFixedSize + V2MaxNameLen - 1, 1, V2MaxNameLen - 1},
+		{1 << 20, 1, V2MaxNameLen},
+		{1 << 20, 3, 3 * V2MaxNameLen},
+	} {
+		require.Equal(t, tc.want, v2NameBytes(tc.indexLen, tc.count), "v2: index %d, count %d", tc.indexLen, tc.count)
 	}
 	a := newNameArena(v3NameBytes(1024*V3MinEntrySize, 1024))
 	got := AllocatedBytes(func() { a.add([]byte("w\x00")) })
