@@ -6,10 +6,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNameBytes: the name bytes a v3 index can hold bound its name
-// arena (and likewise a v2 index's, v2NameBytes). A body of minimal entries holds 4 name bytes each (a 2-byte name
-// and its padding); a long body no more than count of the longest names;
-// and a small index's arena is one buffer of exactly that bound.
+// TestNameBytes: the name bytes an index can hold bound its name arena. A
+// v3 body of minimal entries holds 4 name bytes each (a 2-byte name and its
+// padding); a long body no more than count of the longest names (likewise
+// in v2); and a small index's arena is one buffer of exactly that bound.
 func TestNameBytes(t *testing.T) {
 	longest := uint64(2*MaxNameLen + 1)
 	for _, tc := range []struct{ body, count, want uint64 }{
