@@ -158,6 +158,11 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		res.Verdict, res.Reason = Skipped, err.Error()
 		return res
 	}
+	if readsAfterFinalize(f.Text) {
+		res.Verdict = Skipped
+		res.Reason = notEmulated["on-compute"]
+		return res
+	}
 	if !slices.Contains(backends, sim.BackendOS) {
 		res.Verdict = Skipped
 		res.Reason = "needs a simulated power loss (crashfs), which a process on the OS filesystem cannot suffer"
@@ -194,6 +199,23 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 	res.Steps = r.Steps
 	res.verdict(o, r.Trace, r.Err)
 	return res
+}
+
+// readsAfterFinalize reports whether a scenario runs the design on-compute
+// or reads entries after finalize (compute), for which the protocol has no
+// operation.
+func readsAfterFinalize(text string) bool {
+	ds, err := sim.ParseScenario(text)
+	if err != nil {
+		return false
+	}
+	for _, d := range ds {
+		f := strings.Fields(d.Text)
+		if f[0] == spec.OpCompute.String() || f[0] == "design" && slices.Contains(f[1:], "name=on-compute") {
+			return true
+		}
+	}
+	return false
 }
 
 // verdict turns a run's error into res's verdict: a protocol fault, a

@@ -7,7 +7,7 @@ import (
 
 // commits reports whether an op of kind k may commit (and so compact).
 func commits(k spec.OpKind) bool {
-	return k == spec.OpFinalize || k == spec.OpSave || k == spec.OpInvalidate
+	return k == spec.OpFinalize || k == spec.OpSave || k == spec.OpInvalidate || k == spec.OpCompute
 }
 
 // matchCompaction holds the model's compaction decision for a commit to

@@ -8,6 +8,7 @@ func (w *world) handleDestroy(pr *proc) spec.Result {
 	r := spec.Result{Failed: w.closeInstance(pr) != nil}
 	pr.pending = [spec.MaxNames]Reservation{}
 	pr.checked = [spec.MaxNames]bool{}
+	pr.held = [spec.MaxNames]Handle{}
 	return r
 }
 

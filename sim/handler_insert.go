@@ -16,6 +16,12 @@ func (w *world) handleInsert(pr *proc, op spec.Op) (spec.Result, error) {
 	w.toHeap = heapBytes(pr.c.Stats()) > before
 	pr.pending[n] = Reservation{}
 	pr.checked[n] = pr.checked[n] || err == nil
+	if err == nil {
+		// The runtime holds the handle look_up_or_insert returns; Insert
+		// does not pass it on, so a compute looks the key up for it
+		// (handler_compute.go).
+		pr.held[n] = 0
+	}
 	return spec.Result{Failed: err != nil}, nil
 }
 

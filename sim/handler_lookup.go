@@ -14,10 +14,20 @@ import (
 // model's look-up is both. A read that fails its check under
 // cache.VerifyOnCompute is the model's miss with the corruption caught: the
 // runtime re-packs then, as after a look-up that missed (I13).
+//
+// Under the design on-compute the look-up only hands a handle: the harness
+// keeps it for the compute (handler_compute.go), which reads and checks.
 func (w *world) handleLookUp(pr *proc, n int) spec.Result {
 	var r spec.Result
 	before := pr.c.Stats().Verified
 	h, hit := pr.c.LookUp(pr.key(n))
+	if hit {
+		pr.held[n] = h
+	}
+	if w.handleOnly {
+		r.Hit, r.Checked = hit, pr.c.Stats().Verified > before
+		return r
+	}
 	var b []byte
 	var err error
 	if hit {

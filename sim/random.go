@@ -17,8 +17,18 @@ import (
 var weights = map[spec.OpKind]int{
 	spec.OpInit: 4, spec.OpLookUp: 8, spec.OpReserve: 8, spec.OpInsert: 8,
 	spec.OpFinalize: 6, spec.OpSave: 1, spec.OpInvalidate: 1, spec.OpUnload: 2,
-	spec.OpDestroy: 1, spec.EvCrash: 1, spec.EvRestart: 2, spec.EvKernelUpgrade: 1,
+	spec.OpDestroy: 1, spec.OpCompute: 16, spec.EvCrash: 1, spec.EvRestart: 2, spec.EvKernelUpgrade: 1,
 	spec.EvSourceChange: 1, spec.EvForeign: 1, spec.EvClobberOptions: 1,
+}
+
+// weight is k's weight in the generator under design d. Under on-compute
+// foreign writes are drawn four times as often, so that corruption meets
+// an inference after finalize (the re-pack at compute) in runs of 60 ops.
+func weight(d *model.Design, k spec.OpKind) int {
+	if k == spec.EvForeign && d.CheckAtCompute {
+		return 4 * weights[k]
+	}
+	return weights[k]
 }
 
 // GenOptions select what Generate may produce.
@@ -47,12 +57,18 @@ func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOpt
 			if op.Kind == spec.EvCrash && op.Crash == spec.CrashPower && !opt.Power {
 				continue
 			}
+			if op.Kind == spec.OpCompute && !d.CheckAtCompute {
+				// Where the look-up checks, a compute reads what it
+				// checked and changes nothing; drawing it would only
+				// reshuffle every other design's sequences.
+				continue
+			}
 			for _, o := range model.Step(&d, b, s, op) {
 				if opt.Allow != nil && !opt.Allow(&s, o.Op) {
 					continue
 				}
 				cands = append(cands, o)
-				total += weights[op.Kind]
+				total += weight(&d, op.Kind)
 			}
 		}
 		if total == 0 {
@@ -60,7 +76,7 @@ func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOpt
 		}
 		x := rng.IntN(total)
 		for _, o := range cands {
-			if x -= weights[o.Op.Kind]; x < 0 {
+			if x -= weight(&d, o.Op.Kind); x < 0 {
 				ops = append(ops, o.Op)
 				s = o.Next
 				break

@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/xpwc/xpwc/model"
 )
 
 //go:embed testdata/scenarios testdata/known
@@ -91,7 +93,7 @@ func ReadFiles(paths ...string) ([]File, error) {
 }
 
 // Backends lists the backends a scenario runs on: the model alone for a
-// design variant; otherwise crashfs, and the OS filesystem unless the file
+// design variant; otherwise (the reference, on-compute) crashfs, and the OS filesystem unless the file
 // has a power loss (which only crashfs can simulate) or, in v2, a crash
 // inside a commit (only crashfs crashes a process alone).
 // A file that does not parse gets the error, and crashfs alone, so that
@@ -105,11 +107,11 @@ func Backends(text string) ([]Backend, error) {
 	for _, d := range ds {
 		f := strings.Fields(d.Text)
 		if f[0] == "design" {
-			if v, ok := argValue(f[1:], "name"); ok && v != "reference" {
+			if v, ok := argValue(f[1:], "name"); ok && !cleanDesign(v) {
 				return []Backend{BackendModel}, nil
 			}
 		}
-		if v, ok := strings.CutPrefix(f[0], "design="); ok && v != "reference" {
+		if v, ok := strings.CutPrefix(f[0], "design="); ok && !cleanDesign(v) {
 			return []Backend{BackendModel}, nil
 		}
 		if (f[0] == "crash") && strings.Contains(d.Text, "kind=power") {
@@ -122,6 +124,14 @@ func Backends(text string) ([]Backend, error) {
 		return []Backend{BackendCrashFS}, nil
 	}
 	return []Backend{BackendCrashFS, BackendOS}, nil
+}
+
+// cleanDesign reports whether the design named name breaks nothing (the
+// reference, and the reference under the on-compute policy): the cache is
+// held to it in lockstep.
+func cleanDesign(name string) bool {
+	d, err := model.DesignByName(name)
+	return err == nil && len(d.Expect) == 0
 }
 
 // SyntaxError is a scenario file that does not parse, at a 1-based line.

@@ -70,6 +70,11 @@ type world struct {
 	toHeap bool
 	// v2: the caches write v2 (sim/v2.go).
 	v2 bool
+	// handleOnly: the design checks at the compute (on-compute): a
+	// look-up hands a handle and the harness does not read it (a read
+	// would be the compute's, which checks); its bytes are compared at the
+	// compute (handler_compute.go).
+	handleOnly bool
 }
 
 // proc is one process: the kernel and sources it started with (a running
@@ -87,6 +92,10 @@ type proc struct {
 	// the name (what I2 lets it hand out unchecked afterwards). Only the
 	// comparison under injected faults uses it.
 	checked [spec.MaxNames]bool
+	// held: the handle of each name's entry the instance last handed out
+	// (a hit, an insert, a re-pack at compute): what an inference after
+	// finalize reads (OpCompute).
+	held [spec.MaxNames]Handle
 }
 
 func newWorld(b Backend, dir string, inj errorfs.Injector, open Opener) (*world, error) {

@@ -57,6 +57,8 @@ func (w *world) performOp(op spec.Op, holder int) (spec.Result, error) {
 		return spec.Result{Failed: pr.c.DeleteProgram(progName(op.Program)) != nil}, nil
 	case spec.OpDestroy:
 		return w.handleDestroy(pr), nil
+	case spec.OpCompute:
+		return w.handleCompute(pr, op)
 	case spec.EvCrash:
 		return spec.Result{}, w.handleCrash(op, holder)
 	case spec.EvRestart:
@@ -79,7 +81,7 @@ func (w *world) performOp(op spec.Op, holder int) (spec.Result, error) {
 func needsInstance(k spec.OpKind) bool {
 	switch k {
 	case spec.OpLookUp, spec.OpReserve, spec.OpInsert, spec.OpFinalize, spec.OpSave,
-		spec.OpInvalidate, spec.OpUnload, spec.OpDestroy:
+		spec.OpInvalidate, spec.OpUnload, spec.OpDestroy, spec.OpCompute:
 		return true
 	}
 	return false

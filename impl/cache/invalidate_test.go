@@ -293,3 +293,99 @@ func TestHandlesOutliveRefreshAfterInvalidateAll(t *testing.T) {
 	require.Equal(t, packed(ks[0]), got)
 	require.NoError(t, a.Finalize())
 }
+
+// An entry whose check fails at a compute after finalize is re-packed
+// outside any program's packing (impl/runtime Backend.packedBytes); the
+// programs that held it hold the re-pack, so deleting them releases it:
+// here a heap re-pack, the writer lock being another instance's (found by
+// TestConformanceOnCompute: the heap re-pack outlived its program).
+func TestRepackAfterFinalizeBelongsToHolders(t *testing.T) {
+	opts, ks, c, h := warmLaunchOfRot(t)
+
+	other := open(t, opts)
+	require.NoError(t, other.InitializeForProgram("Q"))
+	_, err := other.ReserveSpace(64) // takes the writer lock
+	require.NoError(t, err)
+
+	_, err = c.Bytes(h)
+	require.ErrorIs(t, err, cache.ErrCorruptData)
+	_, hit := pack(t, c, ks[0]) // the runtime's re-pack: look up, reserve, insert, read
+	require.False(t, hit)
+	require.NotZero(t, c.Stats().HeapBytes[cache.HeapLockBusy], "the re-pack went to the heap")
+	names := c.ProgramNames("P")
+	require.Len(t, names, 2, "the program holding the failed entry holds its re-pack too")
+	require.Equal(t, names[0], names[1])
+
+	require.NoError(t, c.DeleteProgram("P"))
+	require.Empty(t, c.Names(), "the heap re-pack outlived its program")
+	require.Zero(t, c.Stats().HeapBytes[cache.HeapLockBusy])
+	require.NoError(t, other.Finalize())
+}
+
+// A save after a reservation outside any launch gives the writer lock back
+// even when it has nothing to commit: here the re-pack after finalize of an
+// entry found corrupt at a compute, whose insert keeps the equal packing
+// another instance committed meanwhile (found by TestConformanceOnCompute:
+// the idle instance kept the lock and the next process's load found it
+// busy).
+func TestIdleSaveAfterRepackReleasesWriterLock(t *testing.T) {
+	opts, ks, c, h := warmLaunchOfRot(t)
+	_, err := c.Bytes(h)
+	require.ErrorIs(t, err, cache.ErrCorruptData)
+
+	// Another process (checking at the look-up) re-packs and commits w0
+	// first.
+	process(t, cache.Options{Path: opts.Path}, ks)
+
+	// The re-pack: its reservation takes the writer lock and merges that
+	// commit; the insert keeps the equal packing.
+	_, hit := pack(t, c, ks[0])
+	require.False(t, hit)
+	commits := c.Stats().Commits
+	require.NoError(t, c.Save())
+	require.Equal(t, commits, c.Stats().Commits, "nothing new to commit")
+
+	next := open(t, opts)
+	require.NoError(t, next.InitializeForProgram("P"))
+	require.Equal(t, spec.LoadOK, next.Stats().Load, "the idle instance kept the writer lock")
+	require.NoError(t, next.Finalize())
+}
+
+// Under VerifyOnCompute a loaded entry that left the index while a program
+// held it (another process dropped it; this instance's refresh retired it)
+// is still checked at its first read: it was never this instance's packing
+// (found by TestConformanceOnCompute, where the cache handed out a retired
+// entry's bytes unchecked).
+func TestRetiredLoadedEntryCheckedAtCompute(t *testing.T) {
+	opts, ks, c, h := warmLaunchOfRot(t)
+
+	other := open(t, cache.Options{Path: opts.Path})
+	require.NoError(t, other.InitializeForProgram("Q"))
+	require.NoError(t, other.Invalidate(ks[0].Weight))
+	require.NoError(t, other.Save())
+	require.NoError(t, other.Close())
+
+	require.NoError(t, c.InitializeForProgram("P2")) // the refresh retires w0
+	require.NoError(t, c.Finalize())
+	require.Empty(t, c.Names())
+	_, err := c.Bytes(h)
+	require.ErrorIs(t, err, cache.ErrCorruptData, "a retired loaded entry was handed out unchecked")
+	require.Equal(t, uint64(1), c.Stats().Verified)
+}
+
+// warmLaunchOfRot is a launch under VerifyOnCompute of program P over a
+// file whose one entry's bytes changed after their commit: the look-up
+// hands the entry out unchecked, and P is finalized holding it.
+func warmLaunchOfRot(t *testing.T) (cache.Options, []spec.Key, *cache.Cache, cache.Handle) {
+	t.Helper()
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	ks := keys(1, 1)
+	process(t, opts, ks)
+	flipDataByte(t, opts.Path, ks[0])
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := c.LookUp(ks[0])
+	require.True(t, hit)
+	require.NoError(t, c.Finalize())
+	return opts, ks, c, h
+}

@@ -84,7 +84,16 @@ func (c *Cache) Save() error {
 	if c.closed {
 		return ErrClosed
 	}
-	if !c.writable() || !c.dirty() && !c.v2Unterminated() {
+	if !c.writable() {
+		return nil
+	}
+	if !c.dirty() && !c.v2Unterminated() {
+		// Nothing to commit, but a write session a reservation outside any
+		// launch opened (a re-pack after finalize whose insert kept an
+		// equal packing another process committed) ends here: an idle
+		// instance must not keep the writer lock, which sends every other
+		// process's launch to the heap (G8; found by TestConformanceOnCompute).
+		c.endIdleWrite()
 		return nil
 	}
 	c.finishRegions(false)

@@ -95,9 +95,11 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 // verify checks a file entry's data once per cache; a corrupt entry is
 // dropped from the index so that the re-pack replaces it (G1, G3).
 func (c *Cache) verify(e *entry) bool {
-	if e.verified || e.place != inFile || c.opts.Format != spec.FormatV3 || !e.committed {
-		// Entries packed by this cache are trusted: their CRC was computed
-		// from the bytes the packer wrote.
+	if e.verified || e.place != inFile || c.opts.Format != spec.FormatV3 {
+		// Entries packed by this cache are trusted (verified at insert):
+		// their checksum was computed from the bytes the packer wrote. A
+		// loaded entry that left the index (retired while a program holds
+		// it) is not this cache's packing and is still checked (I13).
 		return true
 	}
 	e.verified = true
@@ -209,6 +211,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			// (VerifyOnCompute), as the model's insert has it.
 			e.verified = true
 			c.ref(e)
+			c.refHolders(e)
 			return c.handle(e), nil
 		}
 	}
@@ -239,12 +242,39 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		c.stats.Repacks[reason]++
 	}
 	c.ref(e)
+	c.refHolders(e)
 	if e.refs == 0 {
 		// Inserted outside any program (allowed, like XNNPACK's provider):
 		// an unnamed entry nobody references would be unreachable.
 		c.releaseIfUnused(e)
 	}
 	return c.handle(e), nil
+}
+
+// refHolders gives e, inserted outside any program's packing (the re-pack
+// after finalize of an entry whose check failed at a compute, impl/runtime
+// Backend.packedBytes), to the programs holding the failed entry of its
+// name: they compute from e now, and deleting them releases e as it would
+// have released the entry e replaces (G5; the model's compute re-pack keeps
+// the holders). Found by TestConformanceOnCompute: a heap re-pack outlived
+// the program that made it.
+func (c *Cache) refHolders(e *entry) {
+	if c.active != "" || e.key.Weight == "" {
+		return
+	}
+	n := c.name(e.key)
+	for _, set := range c.programs {
+		if _, ok := set[e.id]; ok {
+			continue
+		}
+		for id := range set {
+			if old := c.handles[id]; old != nil && old.failed && c.name(old.key) == n {
+				set[e.id] = struct{}{}
+				e.refs++
+				break
+			}
+		}
+	}
 }
 
 // Bytes returns the packed bytes of h (XNNPACK's offset_to_addr). File bytes
