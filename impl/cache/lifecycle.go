@@ -93,7 +93,11 @@ func (c *Cache) Save() error {
 		// equal packing another process committed) ends here: an idle
 		// instance must not keep the writer lock, which sends every other
 		// process's launch to the heap (G8; found by TestConformanceOnCompute).
-		c.endIdleWrite()
+		// A reservation still to be inserted keeps the session: ending it
+		// would send that packing to the heap.
+		if len(c.reservations) == 0 {
+			c.endIdleWrite()
+		}
 		return nil
 	}
 	c.finishRegions(false)

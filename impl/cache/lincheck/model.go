@@ -370,6 +370,11 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 			if s.Active == 0 {
 				s.Locked = false
 			}
+		} else if s.Active == 0 && s.Reserved == 0 {
+			// Nothing to commit: an idle session with no reservation
+			// outstanding ends, so the idle instance does not keep the
+			// writer lock (Cache.Save).
+			s.Locked = false
 		}
 		return []State{s}
 
