@@ -1,6 +1,6 @@
 package kernels
 
-import "unsafe"
+import "github.com/xpwc/xpwc/internal/rawmem"
 
 // computeF32Generic reads any f32 layout slot by slot through sourceK. It
 // is the pure-Go path of the kr > 1 and sr > 1 kernels and of test-only
@@ -130,7 +130,7 @@ func (k *Kernel) computeQC8W(y []float32, ldy int, x []float32, m int, packed []
 		panel := packed[n0/l.nr*pb : (n0/l.nr+1)*pb]
 		pbias := f32s(panel[bo : bo+4*l.nr])
 		pscale := f32s(panel[eo : eo+4*l.nr])
-		pw := unsafe.Slice((*int8)(unsafe.Pointer(&panel[wo])), steps*l.nr*l.kr)
+		pw := rawmem.Int8s(panel[wo : wo+steps*l.nr*l.kr])
 		nb := min(l.nr, n-n0)
 		for r := 0; r < m; r++ {
 			xr := x[r*kdim : (r+1)*kdim]

@@ -2,7 +2,8 @@ package kernels
 
 import (
 	"math"
-	"unsafe"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 // packF32Generic is the reference packer for any nr, kr, sr: a direct form
@@ -41,7 +42,7 @@ func (k *Kernel) packF32Generic(dst []byte, n, kdim int, w, bias []float32) {
 // packing close to copy bandwidth (see docs/kernels.md).
 func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 	out := u32s(dst)
-	src := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
+	src := rawmem.Float32Bits(w)
 	pf := nr + kdim*nr // floats per panel
 	for n0 := 0; n0 < n; n0 += nr {
 		panel := out[n0/nr*pf : (n0/nr+1)*pf]
@@ -69,54 +70,58 @@ func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 	}
 }
 
-// transpose16 writes out[k*16+j] = rows[j*kdim+k] for j < 16. Bounds were
-// established by the caller (len(rows) = 16·kdim, len(out) = 16·kdim).
+// transpose16 writes out[k*16+j] = rows[j*kdim+k] for j < 16 (len(rows) =
+// len(out) = 16·kdim): one contiguous 16-value row of out per k, the 16
+// source rows read in step. Plain indexing (a bounds check per load) runs
+// at 0.98 of the unsafe pointer walk it replaced (BenchmarkPackVsCopy,
+// docs/kernels.md); sixteen row slices would spill.
 func transpose16(out, rows []uint32, kdim int) {
-	_ = out[16*kdim-1]
-	_ = rows[16*kdim-1]
-	s := unsafe.Pointer(unsafe.SliceData(rows))
-	d := unsafe.Pointer(unsafe.SliceData(out))
-	rs := uintptr(kdim) * 4
-	for k := 0; k < kdim; k++ {
-		p := unsafe.Add(s, k*4)
-		o := (*[16]uint32)(unsafe.Add(d, k*64))
-		o[0] = *(*uint32)(p)
-		o[1] = *(*uint32)(unsafe.Add(p, rs))
-		o[2] = *(*uint32)(unsafe.Add(p, 2*rs))
-		o[3] = *(*uint32)(unsafe.Add(p, 3*rs))
-		o[4] = *(*uint32)(unsafe.Add(p, 4*rs))
-		o[5] = *(*uint32)(unsafe.Add(p, 5*rs))
-		o[6] = *(*uint32)(unsafe.Add(p, 6*rs))
-		o[7] = *(*uint32)(unsafe.Add(p, 7*rs))
-		o[8] = *(*uint32)(unsafe.Add(p, 8*rs))
-		o[9] = *(*uint32)(unsafe.Add(p, 9*rs))
-		o[10] = *(*uint32)(unsafe.Add(p, 10*rs))
-		o[11] = *(*uint32)(unsafe.Add(p, 11*rs))
-		o[12] = *(*uint32)(unsafe.Add(p, 12*rs))
-		o[13] = *(*uint32)(unsafe.Add(p, 13*rs))
-		o[14] = *(*uint32)(unsafe.Add(p, 14*rs))
-		o[15] = *(*uint32)(unsafe.Add(p, 15*rs))
+	n := kdim
+	rows = rows[:16*n]
+	for k := 0; k < n; k++ {
+		o := (*[16]uint32)(out[k*16 : k*16+16])
+		o[0] = rows[k]
+		o[1] = rows[1*n+k]
+		o[2] = rows[2*n+k]
+		o[3] = rows[3*n+k]
+		o[4] = rows[4*n+k]
+		o[5] = rows[5*n+k]
+		o[6] = rows[6*n+k]
+		o[7] = rows[7*n+k]
+		o[8] = rows[8*n+k]
+		o[9] = rows[9*n+k]
+		o[10] = rows[10*n+k]
+		o[11] = rows[11*n+k]
+		o[12] = rows[12*n+k]
+		o[13] = rows[13*n+k]
+		o[14] = rows[14*n+k]
+		o[15] = rows[15*n+k]
 	}
 }
 
-// transpose8 is transpose16 for 8 rows.
+// transpose8 is transpose16 for 8 rows. Here a slice per source row is
+// faster than one slice (the compiler proves every rj[k] in bounds from the
+// loop, and eight slices fit in registers, where sixteen spill).
 func transpose8(out, rows []uint32, kdim int) {
-	_ = out[8*kdim-1]
-	_ = rows[8*kdim-1]
-	s := unsafe.Pointer(unsafe.SliceData(rows))
-	d := unsafe.Pointer(unsafe.SliceData(out))
-	rs := uintptr(kdim) * 4
-	for k := 0; k < kdim; k++ {
-		p := unsafe.Add(s, k*4)
-		o := (*[8]uint32)(unsafe.Add(d, k*32))
-		o[0] = *(*uint32)(p)
-		o[1] = *(*uint32)(unsafe.Add(p, rs))
-		o[2] = *(*uint32)(unsafe.Add(p, 2*rs))
-		o[3] = *(*uint32)(unsafe.Add(p, 3*rs))
-		o[4] = *(*uint32)(unsafe.Add(p, 4*rs))
-		o[5] = *(*uint32)(unsafe.Add(p, 5*rs))
-		o[6] = *(*uint32)(unsafe.Add(p, 6*rs))
-		o[7] = *(*uint32)(unsafe.Add(p, 7*rs))
+	n := kdim
+	r0 := rows[:n]
+	r1 := rows[1*n : 2*n][:n]
+	r2 := rows[2*n : 3*n][:n]
+	r3 := rows[3*n : 4*n][:n]
+	r4 := rows[4*n : 5*n][:n]
+	r5 := rows[5*n : 6*n][:n]
+	r6 := rows[6*n : 7*n][:n]
+	r7 := rows[7*n : 8*n][:n]
+	for k := range r0 {
+		o := (*[8]uint32)(out[k*8 : k*8+8])
+		o[0] = r0[k]
+		o[1] = r1[k]
+		o[2] = r2[k]
+		o[3] = r3[k]
+		o[4] = r4[k]
+		o[5] = r5[k]
+		o[6] = r6[k]
+		o[7] = r7[k]
 	}
 }
 
@@ -154,7 +159,7 @@ func (k *Kernel) packQC8W(dst []byte, n, kdim int, w, bias []float32) error {
 				pscale[j] = l.pad
 			}
 		}
-		pw := unsafe.Slice((*int8)(unsafe.Pointer(&panel[wo])), steps*l.nr*l.kr)
+		pw := rawmem.Int8s(panel[wo : wo+steps*l.nr*l.kr])
 		for s := 0; s < steps; s++ {
 			for j := 0; j < l.nr; j++ {
 				for kk := 0; kk < l.kr; kk++ {

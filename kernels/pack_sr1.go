@@ -2,7 +2,8 @@ package kernels
 
 import (
 	"math"
-	"unsafe"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 // The packers in this file handle the canonical sr = 1 layouts with kr > 1
@@ -14,7 +15,7 @@ import (
 // packF32SR1 packs f32 weights for sr = 1 and any kr.
 func packF32SR1(dst []byte, nr, kr, n, kdim int, w, bias []float32) {
 	out := u32s(dst)
-	src := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
+	src := rawmem.Float32Bits(w)
 	ks := roundUp(kdim, kr)
 	full := kdim / kr * kr // K elements in complete kr groups
 	pf := nr + ks*nr
@@ -31,13 +32,10 @@ func packF32SR1(dst []byte, nr, kr, n, kdim int, w, bias []float32) {
 			// sequential and the nr source rows are read in step, as in
 			// transpose16.
 			rows := src[n0*kdim : (n0+nr)*kdim]
-			_ = pw[(full/4)*nr*4-1+boolInt(full == 0)]
-			r := unsafe.Pointer(unsafe.SliceData(rows))
-			d := unsafe.Pointer(unsafe.SliceData(pw))
-			rs := kdim * 4
 			for s := 0; s*4 < full; s++ {
+				o := pw[s*nr*4 : (s+1)*nr*4]
 				for j := 0; j < nr; j++ {
-					*(*[4]uint32)(unsafe.Add(d, (s*nr+j)*16)) = *(*[4]uint32)(unsafe.Add(r, j*rs+s*16))
+					*(*[4]uint32)(o[j*4 : j*4+4]) = *(*[4]uint32)(rows[j*kdim+s*4 : j*kdim+s*4+4])
 				}
 			}
 		} else {
@@ -59,13 +57,6 @@ func packF32SR1(dst []byte, nr, kr, n, kdim int, w, bias []float32) {
 	}
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // packQC8WSR1 quantizes and packs for sr = 1 and any kr; see packQC8W for
 // the quantization and the panel layout.
 func (k *Kernel) packQC8WSR1(dst []byte, n, kdim int, w, bias []float32) error {
@@ -79,7 +70,7 @@ func (k *Kernel) packQC8WSR1(dst []byte, n, kdim int, w, bias []float32) error {
 		nb := min(nr, n-n0)
 		writeBias(u32s(panel[bo:bo+4*nr]), n0, nb, bias, 0)
 		pscale := u32s(panel[eo : eo+4*nr])
-		pw := unsafe.Slice((*int8)(unsafe.Pointer(&panel[wo])), ks*nr)
+		pw := rawmem.Int8s(panel[wo : wo+ks*nr])
 		if nb < nr || ks > kdim {
 			clear(pw)
 		}

@@ -1,11 +1,12 @@
 // Package rawmem is the one place outside the kernels' assembly glue where
 // xpwc looks at memory through package unsafe. Each function is a view of
 // memory the caller already owns, never a copy, and each has a contract the
-// caller must keep; the tests below check the views against copies.
+// caller must keep; the tests check the views against copies.
 //
 // Kept because each saves work on a path whose cost users see (the index
-// parse of a warm launch); where a view would not, callers use plain code
-// instead.
+// parse of a warm launch; the kernels' packing and compute, which read and
+// write packed weights in place in file mappings); where a view would not,
+// callers use plain code instead.
 package rawmem
 
 import "unsafe"
@@ -35,3 +36,52 @@ func Aligned(n, align int) []byte {
 	skip := int((uintptr(align) - addr%uintptr(align)) % uintptr(align))
 	return b[skip : skip+n : skip+n]
 }
+
+// Float32s views b as float32s in place (len(b)/4 of them; a shorter b is
+// none). b's first byte must be 4-byte aligned: the kernels check packed
+// buffers before viewing them (and mappings and Aligned buffers are).
+func Float32s(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// Uint32s views b as uint32s in place, with Float32s's contract.
+func Uint32s(b []byte) []uint32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// Int8s views b as int8s in place (any alignment).
+func Int8s(b []byte) []int8 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
+// Float32Bits views f's values as their IEEE-754 bits in place: what
+// math.Float32bits gives for each, without a copy.
+func Float32Bits(f []float32) []uint32 {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// Float32Bytes views f as its 4·len(f) bytes in place (native byte order),
+// which are 4-byte aligned.
+func Float32Bytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
+}
+
+// Addr is the address of b's first element, for alignment checks. It is a
+// number, not a reference: it does not keep b alive, and Go may not move
+// heap objects today but promises nothing.
+func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
