@@ -12,17 +12,25 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// syncFails fails every flush of file data (msync, fdatasync) while on.
-type syncFails struct{ on bool }
+// opFails fails, with EIO, every call match accepts while on.
+type opFails struct {
+	on    bool
+	match func(errorfs.Op) bool
+}
 
-func (s *syncFails) MaybeError(op errorfs.Op) error {
-	if s.on && (op.Kind == errorfs.OpMapSync || op.Kind == errorfs.OpSyncData || op.Kind == errorfs.OpSync) {
+func (f *opFails) MaybeError(op errorfs.Op) error {
+	if f.on && f.match(op) {
 		return &errorfs.Error{Op: op, Err: syscall.EIO}
 	}
 	return nil
 }
 
-func (s *syncFails) String() string { return "syncFails" }
+func (f *opFails) String() string { return "opFails" }
+
+// flushes are the calls that make file data durable.
+func flushes(op errorfs.Op) bool {
+	return op.Kind == errorfs.OpMapSync || op.Kind == errorfs.OpSyncData || op.Kind == errorfs.OpSync
+}
 
 // An instance whose packing of a weight could not be flushed keeps it out
 // of every commit (G2). When another process then commits the same weight,
@@ -34,7 +42,7 @@ func TestRefreshAfterFailedSyncAdoptsOthersCommit(t *testing.T) {
 	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV3}
 	x, y := key("x", 1), key("y", 1)
 
-	inj := &syncFails{}
+	inj := &opFails{match: flushes}
 	a := open(t, cache.Options{Path: opts.Path, Format: opts.Format, FS: errorfs.Wrap(vfs.OS(), inj)})
 	require.NoError(t, a.InitializeForProgram("P1"))
 	pack(t, a, x)

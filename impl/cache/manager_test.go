@@ -198,7 +198,8 @@ func TestManagerFileSystem(t *testing.T) {
 func TestManagerSaveAllReportsFailure(t *testing.T) {
 	m := cache.NewManager(nil)
 	dir := t.TempDir()
-	fail := &renameFails{}
+	// A new file is written aside and renamed into place: its commit point.
+	fail := &opFails{match: func(op errorfs.Op) bool { return op.Kind == errorfs.OpRename }}
 	bad, relBad, err := m.Get(cache.Options{Path: filepath.Join(dir, "bad"), FS: errorfs.Wrap(vfs.OS(), fail)})
 	require.NoError(t, err)
 	defer relBad()
@@ -218,19 +219,6 @@ func TestManagerSaveAllReportsFailure(t *testing.T) {
 	require.Equal(t, uint64(1), good.Stats().Commits)
 	require.NoError(t, good.Finalize())
 }
-
-// renameFails fails every rename while on: the commit point of a new
-// file, which is written aside and renamed into place.
-type renameFails struct{ on bool }
-
-func (w *renameFails) MaybeError(op errorfs.Op) error {
-	if w.on && op.Kind == errorfs.OpRename {
-		return &errorfs.Error{Op: op, Err: syscall.EIO}
-	}
-	return nil
-}
-
-func (w *renameFails) String() string { return "renameFails" }
 
 // FallbackBytes adds up the heap bytes of every reason but no-path (not
 // opted in) and unnamed (never persisted).
