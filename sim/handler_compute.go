@@ -21,8 +21,8 @@ func (w *world) handleCompute(pr *proc, op spec.Op) (spec.Result, error) {
 	before := pr.c.Stats().Verified
 	h := pr.held[n]
 	if h == 0 {
-		// Inserted by this instance: the handle look_up_or_insert
-		// returned, which a look-up of the key returns too (nothing to
+		// Inserted by this instance through an Instance that does not
+		// return the handle: a look-up of the key returns it (nothing to
 		// check: the instance packed it).
 		var ok bool
 		if h, ok = pr.c.LookUp(pr.key(n)); !ok {
@@ -67,11 +67,14 @@ func (w *world) repackAtCompute(pr *proc, op spec.Op, r *spec.Result) ([]byte, e
 	if ins.Failed {
 		return nil, errors.New("insert failed")
 	}
-	h, ok := pr.c.LookUp(pr.key(n))
-	if !ok {
-		return nil, errors.New("the re-pack is not indexed")
+	h := pr.held[n]
+	if h == 0 {
+		var ok bool
+		if h, ok = pr.c.LookUp(pr.key(n)); !ok {
+			return nil, errors.New("the re-pack is not indexed")
+		}
+		pr.held[n] = h
 	}
-	pr.held[n] = h
 	r.Wrote = w.handleCommit(pr, spec.Op{Kind: spec.OpSave, Proc: op.Proc}).Wrote
 	return pr.c.Bytes(h)
 }

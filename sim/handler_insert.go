@@ -12,15 +12,21 @@ func (w *world) handleInsert(pr *proc, op spec.Op) (spec.Result, error) {
 		return spec.Result{}, errNoInstance(op)
 	}
 	before := heapBytes(pr.c.Stats())
-	err := pr.c.Insert(pr.key(n), pr.pending[n])
+	// The runtime computes from the handle look_up_or_insert returns; an
+	// Instance that does not pass it on leaves the compute to look the key
+	// up for it (handler_compute.go).
+	var h Handle
+	var err error
+	if hi, ok := pr.c.(handleInserter); ok {
+		h, err = hi.InsertHandle(pr.key(n), pr.pending[n])
+	} else {
+		err = pr.c.Insert(pr.key(n), pr.pending[n])
+	}
 	w.toHeap = heapBytes(pr.c.Stats()) > before
 	pr.pending[n] = Reservation{}
 	pr.checked[n] = pr.checked[n] || err == nil
 	if err == nil {
-		// The runtime holds the handle look_up_or_insert returns; Insert
-		// does not pass it on, so a compute looks the key up for it
-		// (handler_compute.go).
-		pr.held[n] = 0
+		pr.held[n] = h
 	}
 	return spec.Result{Failed: err != nil}, nil
 }

@@ -141,8 +141,26 @@ func (g *goInstance) ReserveSpace(n int) (Reservation, error) {
 }
 
 func (g *goInstance) Insert(k spec.Key, r Reservation) error {
-	_, err := g.c.LookUpOrInsert(k, r.Buf)
+	_, err := g.InsertHandle(k, r)
 	return err
+}
+
+// InsertHandle is Insert returning the handle look_up_or_insert returns,
+// which the runtime computes from (handleInserter).
+func (g *goInstance) InsertHandle(k spec.Key, r Reservation) (Handle, error) {
+	h, err := g.c.LookUpOrInsert(k, r.Buf)
+	if err != nil {
+		return 0, err
+	}
+	g.hs = append(g.hs, h)
+	return Handle(len(g.hs)), nil
+}
+
+// handleInserter is an Instance whose insert returns the entry's handle
+// (the in-process cache). Behind the protocol an insert returns none, and
+// a compute looks the key up for it.
+type handleInserter interface {
+	InsertHandle(k spec.Key, r Reservation) (Handle, error)
 }
 
 func (g *goInstance) IsFinalized() (bool, error)   { return g.c.IsFinalized(), nil }

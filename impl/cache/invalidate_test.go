@@ -389,3 +389,27 @@ func warmLaunchOfRot(t *testing.T) (cache.Options, []spec.Key, *cache.Cache, cac
 	require.NoError(t, c.Finalize())
 	return opts, ks, c, h
 }
+
+// A launch whose load found the writer lock busy packs to the heap; a
+// re-pack after its finalize (a compute's failed check) is no part of that
+// launch and asks for the lock again, so with the lock free it goes to the
+// file (found by TestConformanceOnCompute: the cache kept the launch's busy
+// verdict where the model took the lock).
+func TestRepackAfterFinalizeAsksForTheLockAgain(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(2, 1)
+	holder := open(t, opts)
+	require.NoError(t, holder.InitializeForProgram("Q"))
+	_, err := holder.ReserveSpace(64) // takes the writer lock
+	require.NoError(t, err)
+
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.Equal(t, spec.LoadLocked, c.Stats().Load)
+	pack(t, c, ks[0]) // to the heap: the lock is busy
+	require.NoError(t, c.Finalize())
+	require.NoError(t, holder.Finalize()) // the lock is free again
+
+	pack(t, c, ks[1]) // after finalize, as a compute's re-pack
+	require.Equal(t, uint64(sizeOf(ks[0])), c.Stats().HeapBytes[cache.HeapLockBusy], "the re-pack after finalize kept the launch's busy verdict")
+}
