@@ -175,3 +175,86 @@ func TestCommitMadeUnnecessaryByMerge(t *testing.T) {
 	require.Equal(t, size, fileInfo(t, opts.Path).Size())
 	require.Equal(t, b.Stats().Generation, a.Stats().Generation)
 }
+
+// The compaction decision is exact: an append commit happens when the
+// garbage it would leave (by the file's byte map, spec.Garbage) is at most
+// CompactGarbageRatio times the live bytes, and a rewrite when it is more.
+// The same kernel switch is run three times on identical files: with
+// compaction off, to measure the garbage g and live bytes l of the
+// appended file, then with the ratio g/l and just below it.
+func TestCompactionThresholdExact(t *testing.T) {
+	for _, f := range []spec.Format{spec.FormatV3, spec.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			run := func(ratio float64) (cache.Stats, string) {
+				opts := cache.Options{Path: tempPath(t), Format: f, CompactGarbageRatio: ratio}
+				process(t, opts, keys(6, 1))
+				return process(t, opts, append(keys(2, 2), keys(6, 1)[2:]...)), opts.Path
+			}
+			s, path := run(-1)
+			require.Zero(t, s.Compactions)
+			g, _ := fileGarbage(t, path)
+			live := fileInfo(t, path).Size() - g
+			require.Greater(t, g, int64(vfs.OS().PageSize()), "more than a page of garbage")
+			at := float64(g) / float64(live)
+			require.Equal(t, float64(g), at*float64(live), "g/l times l is g again in floating point")
+
+			s, _ = run(at)
+			require.Zero(t, s.Compactions, "garbage %d <= ratio * live %d: append", g, live)
+			require.Equal(t, g, s.GarbageBytes)
+			s, _ = run(at * (1 - 1e-9))
+			require.Equal(t, uint64(1), s.Compactions, "garbage %d > ratio * live %d: rewrite", g, live)
+		})
+	}
+}
+
+// A v2 file has no generation of its own: Stats.Generation counts the
+// commits of the current write, one by one (each write starts from the
+// file as it finds it, generation 0).
+func TestV2GenerationCountsCommits(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV2, CompactGarbageRatio: -1}
+	c := open(t, opts)
+	ks := keys(2, 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	for i, k := range ks {
+		pack(t, c, k)
+		require.NoError(t, c.Save())
+		require.Equal(t, uint64(i+1), c.Stats().Generation)
+	}
+	require.NoError(t, c.Finalize())
+	require.Equal(t, uint64(2), c.Stats().Commits)
+}
+
+// A v2 write that fails after it appended to the live file ends the file
+// in the index of the last commit again (the file is found only through
+// its footer). That index is the one this write committed last, with what
+// it added since it read the file, not the one it read.
+func TestV2FailedAppendKeepsOwnLastCommit(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV2, CompactGarbageRatio: -1}
+	ks := keys(3, 1)
+	process(t, opts, ks[:1])
+
+	inj := &opFails{}
+	c := open(t, cache.Options{Path: opts.Path, Format: opts.Format, CompactGarbageRatio: -1, FS: errorfs.Wrap(vfs.OS(), inj)})
+	require.NoError(t, c.InitializeForProgram("P"))
+	pack(t, c, ks[1])
+	require.NoError(t, c.Save()) // commits ks[1]; the write goes on
+	require.Equal(t, uint64(1), c.Stats().Commits)
+	pack(t, c, ks[2])
+	// The index append fails once; the re-termination after it succeeds.
+	size := fileInfo(t, opts.Path).Size()
+	inj.match = func(op errorfs.Op) bool {
+		if op.Kind == errorfs.OpWriteAt && op.Off >= size {
+			inj.on = false
+			return true
+		}
+		return false
+	}
+	inj.on = true
+	require.NoError(t, c.Finalize())
+	require.ErrorIs(t, c.Stats().CommitErr, syscall.EIO)
+	require.NoError(t, c.Close())
+
+	s := process(t, opts, ks)
+	require.Equal(t, spec.LoadOK, s.Load)
+	require.Equal(t, uint64(2), s.Hits, "the entries of both commits, repacks %v", s.Repacks)
+}
