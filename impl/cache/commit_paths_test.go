@@ -251,7 +251,12 @@ func TestV2FailedAppendKeepsOwnLastCommit(t *testing.T) {
 	}
 	inj.on = true
 	require.NoError(t, c.Finalize())
-	require.ErrorIs(t, c.Stats().CommitErr, syscall.EIO)
+	st := c.Stats()
+	require.ErrorIs(t, st.CommitErr, syscall.EIO)
+	// The figures are those of the re-terminated file.
+	g, _ := fileGarbage(t, opts.Path)
+	require.Equal(t, fileInfo(t, opts.Path).Size(), st.FileSize)
+	require.Equal(t, g, st.GarbageBytes)
 	require.NoError(t, c.Close())
 
 	s := process(t, opts, ks)

@@ -113,3 +113,36 @@ func TestReadOnlyAtFirstWrite(t *testing.T) {
 	require.Zero(t, s.Commits)
 	require.Equal(t, size, fileInfo(t, opts.Path).Size())
 }
+
+// A commit that fails ends the write: the temporary file of a new cache
+// file is removed, and the entries packed into it are never named by a
+// later commit (their bytes were in the removed file, not in the one the
+// next write creates). The next launch re-packs them as new, with nothing
+// corrupt.
+func TestFailedCommitEntriesNeverCommittedLater(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	x, y := key("x", 1), key("y", 1)
+	inj := &opFails{match: func(op errorfs.Op) bool { return op.Kind == errorfs.OpRename }}
+	c := open(t, cache.Options{Path: opts.Path, FS: errorfs.Wrap(vfs.OS(), inj)})
+	require.NoError(t, c.InitializeForProgram("P1"))
+	pack(t, c, x)
+	inj.on = true
+	require.NoError(t, c.Finalize())
+	inj.on = false
+	require.ErrorIs(t, c.Stats().CommitErr, syscall.EIO)
+	names, err := os.ReadDir(filepath.Dir(opts.Path))
+	require.NoError(t, err)
+	for _, n := range names {
+		require.NotContains(t, n.Name(), ".tmp-", "the failed commit's temporary file is removed")
+	}
+
+	launch(t, c, "P2", []spec.Key{y})
+	require.Equal(t, uint64(1), c.Stats().Commits)
+	_, n := entriesOf(t, opts.Path)
+	require.Equal(t, 1, n, "only y")
+
+	s := process(t, opts, []spec.Key{x, y})
+	require.Equal(t, uint64(1), s.Hits)
+	require.Equal(t, uint64(1), s.Repacks[cache.RepackNew])
+	require.Zero(t, s.Corrupt)
+}
