@@ -27,7 +27,6 @@ func (f *opFails) MaybeError(op errorfs.Op) error {
 
 func (f *opFails) String() string { return "opFails" }
 
-
 // An instance whose packing of a weight could not be flushed keeps it out
 // of every commit (G2). When another process then commits the same weight,
 // the refresh takes that committed copy into the index: the instance's next
