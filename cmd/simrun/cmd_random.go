@@ -104,7 +104,7 @@ func cmdRandom(e *env, args []string) int {
 	fs.IntVar(&o.runs, "runs", 20, "number of runs")
 	fs.IntVar(&o.names, "names", 1, "weight names in play (1-3; with 2 or more the two programs share w1)")
 	fs.StringVar(&o.faults, "faults", "", "error injection in the faultinject/errorfs DSL, e.g. '(randomCalls 0.05 7 writes enospc)' (randomly is read as randomCalls, so a seed reproduces); only safety is compared")
-	fs.StringVar(&o.design, "design", "reference", "model design; a variant runs the model alone and fails on its invariant violations")
+	fs.StringVar(&o.design, "design", "reference", "model design; reference and on-compute run in lockstep with the cache (on-compute under VerifyOnCompute, with inferences after finalize), a variant runs the model alone and fails on its invariant violations")
 	fs.StringVar(&backend, "backend", "crashfs", "crashfs (with power loss) or os")
 	fs.StringVar(&format, "format", "v3", "file format the caches write: v3, or v2 (ExecuTorch's layout) in lockstep with the design no-commit-point, compaction off")
 	fs.StringVar(&o.out, "out", os.TempDir(), "directory for the scenario files of shrunk failures (made if missing)")
