@@ -451,11 +451,19 @@ func (r *Runner) compare(out model.Outcome, got spec.Result) *DivergenceError {
 			late := (out.Result.Hit && out.Result.Bytes.LateCorrupt) || r.real.procs[out.Op.Proc].checked[out.Op.Name]
 			bad = bad || got.Bytes.Kernel != w.Kernel || got.Bytes.Source != w.Source || (!got.Bytes.Intact && !late)
 		}
+		if out.Op.Kind == spec.OpCompute && got.Bytes != (spec.Packing{}) {
+			// What an inference computed from: the process's packing,
+			// intact unless changed after this instance packed or checked
+			// it (I2, I13), as for a hit above.
+			w := r.real.procs[out.Op.Proc].want(int(out.Op.Name))
+			late := out.Result.Bytes.LateCorrupt || r.real.procs[out.Op.Proc].checked[out.Op.Name]
+			bad = bad || got.Bytes.Kernel != w.Kernel || got.Bytes.Source != w.Source || (!got.Bytes.Intact && !late)
+		}
 		if !bad {
 			return nil
 		}
 		want = spec.Result{Hit: got.Hit, Bytes: r.real.procs[out.Op.Proc].want(int(out.Op.Name))}
-		if !got.Hit {
+		if !got.Hit && out.Op.Kind != spec.OpCompute {
 			want.Bytes = spec.Packing{}
 		}
 	}
