@@ -311,3 +311,35 @@ func TestStartMapBitmapLimit(t *testing.T) {
 	require.Zero(t, len(m.starts), "a bitmap one page past the limit")
 	require.Less(t, got, uint64(4096))
 }
+
+// TestOverlapAtWordAndRangeEdges: the overlap check at the edges its random
+// tests seldom reach. A start found in a later bitmap word than the range's
+// own start; a range in the very last unit of a bitmap whose unit count is
+// a multiple of 64 (nothing may be read past the bitmap); and ranges that
+// end exactly where the next begins, which do not overlap, by bitmap and by
+// sorting alike.
+func TestOverlapAtWordAndRangeEdges(t *testing.T) {
+	const page = 4096
+	for _, limit := range []uint64{maxStartBitmap, 0} { // bitmap, sorted
+		for _, tc := range []struct {
+			name    string
+			entries []Entry
+			bound   uint64
+			a, b    int
+		}{
+			{"start in a later word", []Entry{{Offset: 0, Size: 100 * page}, {Offset: 70 * page, Size: 1}}, 128 * page, 0, 1},
+			{"start in a later word, unordered", []Entry{{Offset: 70 * page, Size: 1}, {Offset: 0, Size: 100 * page}}, 128 * page, 1, 0},
+			{"last unit of a 64-unit bitmap", []Entry{{Offset: 0, Size: 1}, {Offset: 63 * page, Size: 1}}, 64*page - 1, -1, -1},
+			{"adjacent ranges", []Entry{{Offset: 0, Size: page}, {Offset: page, Size: 2 * page}, {Offset: 3 * page, Size: page}}, 4 * page, -1, -1},
+			{"adjacent, unordered", []Entry{{Offset: 3 * page, Size: page}, {Offset: page, Size: 2 * page}, {Offset: 0, Size: page}}, 4 * page, -1, -1},
+		} {
+			m := newStartMapLimit(page, tc.bound, limit)
+			require.Equal(t, limit > 0, m.starts != nil, tc.name)
+			for i := range tc.entries {
+				m.add(tc.entries, &tc.entries[i])
+			}
+			a, b := m.overlap(tc.entries)
+			require.Equal(t, [2]int{tc.a, tc.b}, [2]int{a, b}, "%s, limit %d", tc.name, limit)
+		}
+	}
+}

@@ -126,6 +126,9 @@ func TestV3Errors(t *testing.T) {
 		f := ok(es...)
 		return append(f, make([]byte, 5*page-len(f))...)
 	}
+	// dataAfterIndex: an index of exactly one page (one entry with a
+	// 4028-byte name) and the entry's data starting where it ends.
+	dataAfterIndex := tail(rawV3Entry(w(2000)+"\x00"+string(bytes.Repeat([]byte{'b'}, 2027)), 4*page, 1))
 	// headerOnly is a file of exactly one page whose slot names an index
 	// at its end.
 	headerOnly := spec.EncodeV3Header(page)
@@ -279,7 +282,7 @@ func TestV3Errors(t *testing.T) {
 	}
 	// Controls: the valid neighbours of the files above parse.
 	for i, f := range [][]byte{ok(one), ok(one, two), ok(two, one), ok(rawV3Entry("w\x00", page, 2*page)), v3File(0, rawV3Index(0), nil),
-		tail(rawV3Entry("w\x00", 4*page, page)), tail(rawV3Entry("w\x00", 5*page, 0))} {
+		tail(rawV3Entry("w\x00", 4*page, page)), tail(rawV3Entry("w\x00", 5*page, 0)), dataAfterIndex} {
 		_, err := parseV3(f)
 		require.NoError(t, err, "control %d", i)
 	}
