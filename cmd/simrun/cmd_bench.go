@@ -265,7 +265,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
-	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData, Prefault: runtime.DefaultPrefault}
+	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(), Prefault: runtime.DefaultPrefault}
 
 	// How far ahead a new file is allocated: the default, a GiB (large
 	// folios) and none, alternated; each cold launch is followed by a warm
@@ -316,7 +316,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	// Warm, once per verification policy, against the last cold file.
 	for _, pol := range verifyPolicies {
 		c := cfg
-		c.VerifyData = pol
+		c.VerifyData = pol.ID()
 		if pol == runtime.DefaultVerifyData {
 			c.SteadyRuns = 3
 		}

@@ -96,9 +96,11 @@ func cmdLaunch(e *env, args []string) int {
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)
 	}
-	if cfg.VerifyData, err = parseVerifyPolicy(*verifyData); err != nil {
+	pol, err := parseVerifyPolicy(*verifyData)
+	if err != nil {
 		return fail(exitUsage, err)
 	}
+	cfg.VerifyData = pol.ID()
 	if cfg.Kernel, err = lookupKernel(*kernelName); err != nil {
 		return fail(exitUsage, err)
 	}

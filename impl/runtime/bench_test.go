@@ -110,11 +110,11 @@ func BenchmarkAllocateAhead(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData, AllocateAhead: settings[i].ahead})
+			rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData.ID(), AllocateAhead: settings[i].ahead})
 			require.NoError(b, err)
 			require.Equal(b, p.NumLayers(), rep.Packed)
 			cold[i] = append(cold[i], rep.InitTime)
-			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData, Prefault: DefaultPrefault})
+			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData.ID(), Prefault: DefaultPrefault})
 			require.NoError(b, err)
 			require.Zero(b, rep.Packed)
 			first[i] = append(first[i], rep.InitTime+rep.RunTime)
@@ -199,7 +199,7 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 			var plain, pre []time.Duration
 			for b.Loop() {
 				for _, on := range []bool{len(plain)%2 == 0, len(plain)%2 == 1} {
-					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol, Prefault: on})
+					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: on})
 					require.NoError(b, err)
 					require.Zero(b, rep.Packed)
 					if on {
@@ -216,9 +216,9 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 		})
 	}
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
-		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol})
+		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID()})
 		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {
-			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol, Prefault: true})
+			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: true})
 		}
 	}
 }

@@ -17,7 +17,8 @@ import (
 // backend reads every layer's packed bytes through Cache.Bytes right before
 // its compute, so each entry is checked there, once, while the compute is
 // about to read it, and initialization checks nothing
-// (docs/cache.md, "Verification policies").
+// (docs/cache.md, "Verification policies"). A LaunchConfig whose
+// VerifyData is empty uses it.
 const DefaultVerifyData = cache.VerifyOnCompute
 
 // DefaultPrefault is whether a launch should populate the cache's mapping
@@ -46,10 +47,15 @@ type LaunchConfig struct {
 	// process). nil means a Manager private to this launch, so that the
 	// launch behaves like a fresh process: it loads the file from scratch.
 	Manager *cache.Manager
-	// Format, VerifyData, LockWait, ReplaceForeign, ReadOnly, Prefault and
+	// VerifyData names the data-checksum policy (spec.VerifyPolicies);
+	// empty means DefaultVerifyData. It is a name rather than a
+	// cache.VerifyPolicy so that the zero LaunchConfig gets the policy that
+	// suits this runtime, not the cache's zero value, which is for callers
+	// that compute from a look-up's pointer and never call Bytes.
+	VerifyData spec.VerifyPolicyID
+	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault and
 	// AllocateAhead are passed to cache.Options.
 	Format         spec.Format
-	VerifyData     cache.VerifyPolicy
 	LockWait       time.Duration
 	ReplaceForeign bool
 	ReadOnly       bool
@@ -128,6 +134,19 @@ type LaunchReport struct {
 	SourceTime, PackTime, FinalizeTime time.Duration
 }
 
+// verifyPolicy resolves LaunchConfig.VerifyData: empty is
+// DefaultVerifyData, an unknown name an *cache.OptionsError.
+func verifyPolicy(id spec.VerifyPolicyID) (cache.VerifyPolicy, error) {
+	if id == "" {
+		return DefaultVerifyData, nil
+	}
+	p, ok := cache.PolicyByID(id)
+	if !ok {
+		return 0, &cache.OptionsError{Field: "VerifyData", Value: string(id)}
+	}
+	return p, nil
+}
+
 // Launch performs one launch: open the cache for CachePath, initialize the
 // program (look up or pack, finalize), save, run inference on the fixed
 // input and report. Cache trouble is reported, never returned (G8); the
@@ -147,13 +166,17 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
+	verify, err := verifyPolicy(cfg.VerifyData)
+	if err != nil {
+		return rep, fmt.Errorf("runtime: launch: %w", err)
+	}
 	mgr := cfg.Manager
 	if mgr == nil {
 		mgr = cache.NewManager(cfg.FS)
 	}
 	c, release, err := mgr.Get(cache.Options{
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
-		VerifyData: cfg.VerifyData, LockWait: cfg.LockWait,
+		VerifyData: verify, LockWait: cfg.LockWait,
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		Prefault: cfg.Prefault, AllocateAhead: cfg.AllocateAhead,
 	})

@@ -16,7 +16,7 @@ func TestLaunchPrefaultKeepsOutputAndVerification(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
 	path := tempPath(t, "c.xpwc")
-	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute, Verify: true, Prefault: true}
+	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute.ID(), Verify: true, Prefault: true}
 	cold, err := Launch(context.Background(), cfg)
 	require.NoError(t, err)
 

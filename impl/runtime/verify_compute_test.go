@@ -95,7 +95,7 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
 	path := tempPath(t, "c.xpwc")
-	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute, Verify: true}
+	cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute.ID(), Verify: true}
 	cold, err := Launch(context.Background(), cfg)
 	require.NoError(t, err)
 	for i, prefault := range []bool{false, true} {
@@ -151,4 +151,35 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 		require.Equal(t, len(rot), b.Stats().Repaired, "layers %v", rot)
 		require.Equal(t, uint64(p.NumLayers()), st.Verified, "layers %v: every entry checked once at its compute", rot)
 	}
+}
+
+// TestLaunchDefaultsToOnCompute: a LaunchConfig that names no policy
+// checks data at first compute, as DefaultVerifyData says, not at init as
+// the cache's zero value would: with one rotten entry, init hits every
+// layer and the first inference re-packs it. Naming on-first-use instead
+// finds it at init, where it is not a hit; either way it misses once and
+// is re-packed once. An unknown name is an invalid option.
+func TestLaunchDefaultsToOnCompute(t *testing.T) {
+	p, err := Preset(PresetSmall, 1)
+	require.NoError(t, err)
+	path := tempPath(t, "c.xpwc")
+	cold, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p})
+	require.NoError(t, err)
+	n := uint64(p.NumLayers())
+	for _, c := range []struct {
+		policy       spec.VerifyPolicyID
+		hits, misses uint64
+	}{{"", n, 1}, {spec.VerifyOnFirstUse, n - 1, 1}} {
+		flipEntryByte(t, path, p.layers[0].WeightName())
+		warm, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: c.policy})
+		require.NoError(t, err)
+		require.Equal(t, cold.OutputDigest, warm.OutputDigest, "policy %q", c.policy)
+		require.Equal(t, uint64(1), warm.Repacks[cache.RepackCorrupt], "policy %q", c.policy)
+		require.Equal(t, c.hits, warm.Hits, "policy %q", c.policy)
+		require.Equal(t, c.misses, warm.Misses, "policy %q", c.policy)
+	}
+	_, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: "on-demand"})
+	var oe *cache.OptionsError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "VerifyData", oe.Field)
 }
