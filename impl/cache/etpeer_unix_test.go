@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,12 +52,31 @@ func TestETPeerChild(t *testing.T) {
 	os.Exit(0)
 }
 
+// peerOutput is the peer's standard output, which exec's copying goroutine
+// writes while the test polls it.
+type peerOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *peerOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *peerOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
 // etPeer runs the peer in mode on path and returns it started.
-func etPeer(t *testing.T, mode, path string) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
+func etPeer(t *testing.T, mode, path string) (*exec.Cmd, io.WriteCloser, *peerOutput) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestETPeerChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "XPWC_ET_PEER="+mode, "XPWC_ET_PATH="+path)
-	out := &bytes.Buffer{}
+	out := &peerOutput{}
 	cmd.Stdout = out
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -95,7 +115,7 @@ func TestETWriterHoldingDataFile(t *testing.T) {
 
 	cmd, stdin, out := etPeer(t, "writer", opts.Path)
 	deadline := time.Now().Add(10 * time.Second)
-	for out.Len() == 0 && time.Now().Before(deadline) {
+	for out.String() == "" && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	require.Equal(t, "locked\n", out.String(), "the peer did not take the lock")
