@@ -99,6 +99,10 @@ type region struct {
 // calls in between may come from several goroutines.
 type Cache struct {
 	mu sync.Mutex
+	// closeMu is held through Close, which lets go of mu while it waits
+	// for the prefault walks (a verifying walk takes mu between entries):
+	// a second Close returns only once the first has unmapped.
+	closeMu sync.Mutex
 
 	opts     Options
 	tag      uint64 // random, see Handle
@@ -136,9 +140,13 @@ type Cache struct {
 	// a second insert of one is ErrAlreadyInserted, not ErrNotReserved.
 	inserted map[*byte]struct{}
 	maps     []vfs.Mapping // every mapping, unmapped at Close
-	// prefaults populate mappings of committed data (Options.Prefault);
-	// Close stops and waits for them before it unmaps.
+	// prefaults populate (or check, Options.VerifyAhead) mappings of
+	// committed data (Options.Prefault); Close stops and waits for them
+	// before it unmaps.
 	prefaults []*prefaulter
+	// aheadChecked, when set (tests, before the first load), is called by
+	// a verifying walk between an entry's checksum and its record.
+	aheadChecked func(*entry)
 
 	// loaded reports that the committed index was read at least once.
 	loaded bool
@@ -232,19 +240,27 @@ func (c *Cache) Path() string { return c.opts.Path }
 // is recorded in Stats.ReleaseErr, since a backend's destroy must not fail
 // because of the cache (G8). The error result is for io.Closer.
 func (c *Cache) Close() error {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil
 	}
 	c.closed = true
 	if c.w != nil {
 		c.noteRelease(c.endWrite())
 	}
-	for _, p := range c.prefaults {
+	walks := c.prefaults
+	c.prefaults = nil
+	c.mu.Unlock()
+	// Without mu: a verifying walk takes it between entries, and finds the
+	// cache closed. Every other call finds it closed meanwhile too.
+	for _, p := range walks {
 		p.wait()
 	}
-	c.prefaults = nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, m := range c.maps {
 		c.noteRelease(m.Close())
 	}

@@ -276,7 +276,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		}
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
-		if c.opts.Prefault {
+		if c.opts.Prefault && !c.verifiesAhead(cf) {
 			if p := startPrefault(m, int(end)); p != nil {
 				c.prefaults = append(c.prefaults, p)
 			}
@@ -290,6 +290,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	}
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
+	var walk []*entry
 	for i, d := range add {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
@@ -314,6 +315,23 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		if c.opts.VerifyData == VerifyOnLoad {
 			c.verify(e)
 		}
+		if e.place == inFile && len(e.data) > 0 {
+			walk = append(walk, e)
+		}
+	}
+	if c.opts.Prefault && c.verifiesAhead(cf) {
+		if p := c.startVerifyAhead(walk); p != nil {
+			c.prefaults = append(c.prefaults, p)
+		}
 	}
 	return nil
+}
+
+// verifiesAhead reports whether the prefault walk over the mapping of cf's
+// data checks entries rather than only populating (Options.VerifyAhead):
+// only where the compute would check them (VerifyOnCompute) and the file
+// has data checksums of the configured format (v3).
+func (c *Cache) verifiesAhead(cf *committedFile) bool {
+	return c.opts.VerifyAhead && c.opts.VerifyData == VerifyOnCompute &&
+		c.opts.Format == spec.FormatV3 && cf != nil && cf.format == spec.FormatV3
 }

@@ -143,6 +143,15 @@ type Options struct {
 	// "Prefaulting"). Where mappings cannot be populated (not Linux, an
 	// in-memory file system) it does nothing. Close waits for it.
 	Prefault bool
+	// VerifyAhead makes the Prefault goroutine check each committed
+	// entry's data (VerifyOnCompute, v3 files) instead of only populating
+	// the mapping: from the last entry in file order backwards, while the
+	// program computes from the first, so the compute's first Bytes of an
+	// entry the walk reached finds it checked. Only success is recorded: a
+	// corrupt entry is found by the compute's own Bytes, as without it.
+	// Without Prefault, or under another policy, it changes nothing
+	// (docs/cache.md, "Prefaulting").
+	VerifyAhead bool
 	// AllocateAhead is how far a new cache file (written under a temporary
 	// name, read by no one until its first commit) is allocated ahead of
 	// its reservations: it is extended by doubling, never more than

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -20,6 +22,10 @@ const prefaultChunk = 4 << 20
 // each page is faulted by one of them. The first touch of a warm launch's
 // mapping costs more than reading it (docs/benchmarks.md); on a second
 // core that cost moves off the path to the first output.
+//
+// With Options.VerifyAhead the walk checks the entries' data instead of
+// only populating (startVerifyAhead): reading an entry to check it faults
+// its pages in as populating would.
 type prefaulter struct {
 	stop atomic.Bool
 	wg   sync.WaitGroup
@@ -55,9 +61,87 @@ func startPrefault(m vfs.Mapping, n int) *prefaulter {
 	return p
 }
 
-// wait stops the walk after the chunk in flight and waits for it: the
-// mapping may be unmapped afterwards.
+// wait stops the walk after the chunk (or entry) in flight and waits for
+// it: the mapping may be unmapped afterwards. The caller must not hold
+// c.mu: a verifying walk takes it between entries.
 func (p *prefaulter) wait() {
 	p.stop.Store(true)
 	p.wg.Wait()
+}
+
+// startVerifyAhead starts checking the data of es, the entries one load
+// mapped, from the last in file order backwards, while the program
+// computes from the first (Options.VerifyAhead with VerifyOnCompute on a
+// v3 file). The check of each layer then leaves the compute's path as its
+// page faults do: the compute's first Bytes of an entry the walk checked
+// finds it verified. The two meet once; at most the entry both reach at
+// the same time is checked twice, and the second check is not recorded.
+//
+// The walk records success only. An entry whose bytes do not hold stays
+// unchecked, so the compute's own Bytes finds the corruption and the
+// runtime re-packs with reason corrupt, as without the walk: what a caller
+// sees of a corrupt entry does not depend on which goroutine got to it
+// first.
+func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
+	if len(es) == 0 {
+		return nil
+	}
+	es = slices.Clone(es)
+	slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.off, b.off) })
+	p := &prefaulter{}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for i := len(es) - 1; i >= 0 && !p.stop.Load(); i-- {
+			if !c.checkAhead(es[i]) {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// checkAhead checks e's data for the walk of startVerifyAhead, the
+// checksum outside c.mu so that the compute's calls are not held up by
+// it, and records the check if it held and e is still wanted: the
+// indexed entry for its name, unchecked. An entry replaced, invalidated or
+// dropped by a refresh in between, or checked by the compute meanwhile,
+// keeps what it has. An entry's bytes and checksum never change while it
+// is indexed (a refresh that finds another copy makes a new entry, in a
+// new mapping), so the same indexed entry is the same bytes of the same
+// mapping. It reports false once the cache is closed.
+func (c *Cache) checkAhead(e *entry) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	data, want, wanted := e.data, e.crc, c.wantsAhead(e)
+	c.mu.Unlock()
+	if !wanted {
+		return true
+	}
+	// The mapping stays mapped while the walk runs: Close waits for it
+	// before it unmaps, and a refresh maps anew without unmapping.
+	sum, ok := crcMapped(data)
+	if c.aheadChecked != nil {
+		c.aheadChecked(e)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	if ok && sum == want && c.wantsAhead(e) {
+		e.verified = true
+		c.stats.Verified++
+		c.stats.VerifiedAhead++
+	}
+	return true
+}
+
+// wantsAhead reports whether the walk should check e: a file entry, the
+// current one for its name, not yet checked and not failed.
+func (c *Cache) wantsAhead(e *entry) bool {
+	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName[c.name(e.key)] == e
 }

@@ -84,4 +84,7 @@ type Stats struct {
 	// Verified counts entries whose data checksum was checked; Corrupt those
 	// that failed it (G1).
 	Verified, Corrupt uint64
+	// VerifiedAhead counts, of Verified, the checks made by the prefault
+	// goroutine ahead of the compute (Options.VerifyAhead).
+	VerifiedAhead uint64
 }

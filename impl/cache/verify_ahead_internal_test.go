@@ -1,0 +1,247 @@
+package cache
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/faultinject/corrupt"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// aheadKeys are the n keys of aheadFile, in the order they were packed
+// (file order).
+func aheadKeys(n int) []spec.Key {
+	ks := make([]spec.Key, n)
+	for i := range ks {
+		w := "w" + strconv.Itoa(i)
+		ks[i] = spec.Key{Weight: w, Bias: w + "_b", Seed: 1, Fingerprint: 1, Source: 1}
+	}
+	return ks
+}
+
+// aheadBytes is the packing of key i: 20 KiB, so an entry spans pages.
+func aheadBytes(i int, b []byte) {
+	for j := range b {
+		b[j] = byte(i*7 + j)
+	}
+}
+
+// aheadFile packs n entries into a new v3 file and commits it.
+func aheadFile(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "weights.xpwc")
+	c, err := Open(Options{Path: path, Format: spec.FormatV3})
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("P"))
+	for i, k := range aheadKeys(n) {
+		_, hit := c.LookUp(k)
+		require.False(t, hit)
+		buf, err := c.ReserveSpace(20 << 10)
+		require.NoError(t, err)
+		aheadBytes(i, buf)
+		_, err = c.LookUpOrInsert(k, buf)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Close())
+	return path
+}
+
+// openAhead opens path as a warm launch with the walk on (Prefault,
+// VerifyAhead, VerifyOnCompute unless policy says otherwise), hook set
+// before the load, and looks every key up: the handles, in file order.
+func openAhead(t *testing.T, path string, n int, policy VerifyPolicy, hook func(*entry)) (*Cache, []Handle) {
+	t.Helper()
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: policy, Prefault: true, VerifyAhead: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c.aheadChecked = hook
+	require.NoError(t, c.InitializeForProgram("P"))
+	hs := make([]Handle, n)
+	for i, k := range aheadKeys(n) {
+		h, hit := c.LookUp(k)
+		if policy != VerifyOnFirstUse || hit {
+			require.True(t, hit, "key %d", i)
+		}
+		hs[i] = h
+	}
+	return c, hs
+}
+
+// waitWalks waits for the walks c started to end on their own.
+func waitWalks(c *Cache) {
+	c.mu.Lock()
+	ps := slices.Clone(c.prefaults)
+	c.mu.Unlock()
+	for _, p := range ps {
+		p.wg.Wait()
+	}
+}
+
+// The walk checks every entry from the last in file order back to the
+// first, counted as checks (Verified, VerifiedAhead); the compute's Bytes
+// then checks none of them again. Under another policy than on-compute
+// the walk only populates and checks nothing.
+func TestVerifyAheadChecksOnceFromTheEnd(t *testing.T) {
+	const n = 40
+	path := aheadFile(t, n)
+	var offs []int64
+	c, hs := openAhead(t, path, n, VerifyOnCompute, func(e *entry) { offs = append(offs, e.off) })
+	waitWalks(c)
+	st := c.Stats()
+	require.Equal(t, uint64(n), st.VerifiedAhead)
+	require.Equal(t, uint64(n), st.Verified)
+	require.Len(t, offs, n)
+	require.True(t, slices.IsSortedFunc(offs, func(a, b int64) int { return int(b - a) }), "walk not from the end: %v", offs)
+	want := make([]byte, 20<<10)
+	for i, h := range hs {
+		got, err := c.Bytes(h)
+		require.NoError(t, err)
+		aheadBytes(i, want)
+		require.Equal(t, want, got, "entry %d", i)
+	}
+	st = c.Stats()
+	require.Equal(t, uint64(n), st.Verified, "the compute checked again what the walk checked")
+	require.Zero(t, st.Corrupt)
+
+	for _, pol := range []VerifyPolicy{VerifyOff, VerifyOnFirstUse} {
+		c, _ := openAhead(t, path, n, pol, nil)
+		waitWalks(c)
+		require.Zero(t, c.Stats().VerifiedAhead, "%v", pol)
+	}
+}
+
+// A corrupt entry the walk reaches first is left unchecked: the compute's
+// first Bytes finds it (ErrCorruptData), its look-up misses with reason
+// corrupt and the re-pack is counted so, exactly as without the walk.
+func TestVerifyAheadLeavesCorruptionToCompute(t *testing.T) {
+	const n = 24
+	path := aheadFile(t, n)
+	rot := []int{0, n / 2, n - 1}
+	ks := aheadKeys(n)
+	for _, i := range rot {
+		require.NoError(t, corrupt.RotEntry(path, func(k spec.Key) bool { return k == ks[i] }))
+	}
+	c, hs := openAhead(t, path, n, VerifyOnCompute, nil)
+	waitWalks(c)
+	st := c.Stats()
+	require.Equal(t, uint64(n-len(rot)), st.VerifiedAhead)
+	require.Zero(t, st.Corrupt, "the walk recorded a failed check")
+	for i, h := range hs {
+		_, err := c.Bytes(h)
+		if slices.Contains(rot, i) {
+			require.ErrorIs(t, err, ErrCorruptData, "entry %d", i)
+		} else {
+			require.NoError(t, err, "entry %d", i)
+		}
+	}
+	st = c.Stats()
+	require.Equal(t, uint64(len(rot)), st.Corrupt)
+	require.Equal(t, uint64(n), st.Verified)
+	for _, i := range rot {
+		_, hit := c.LookUp(ks[i])
+		require.False(t, hit)
+		buf, err := c.ReserveSpace(20 << 10)
+		require.NoError(t, err)
+		aheadBytes(i, buf)
+		_, err = c.LookUpOrInsert(ks[i], buf)
+		require.NoError(t, err)
+	}
+	require.Equal(t, uint64(len(rot)), c.Stats().Repacks[RepackCorrupt])
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Check())
+}
+
+// A check the walk made of an entry that was invalidated or replaced
+// while the checksum ran is not recorded: the walk is held after its
+// first checksum (of the last entry) while the test drops that entry.
+func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
+	const n = 8
+	path := aheadFile(t, n)
+	last := aheadKeys(n)[n-1]
+	for _, drop := range []string{"invalidated", "replaced"} {
+		t.Run(drop, func(t *testing.T) {
+			inside, gate := make(chan *entry, 1), make(chan struct{})
+			release := sync.OnceFunc(func() { close(gate) })
+			first := true
+			c, _ := openAhead(t, path, n, VerifyOnCompute, func(e *entry) {
+				if first {
+					first = false
+					inside <- e
+					<-gate
+				}
+			})
+			t.Cleanup(release) // before Close, which waits for the walk
+			e := <-inside
+			require.Equal(t, last, e.key)
+			switch drop {
+			case "invalidated":
+				require.NoError(t, c.Invalidate(last.Weight))
+			case "replaced":
+				buf, err := c.ReserveSpace(20 << 10)
+				require.NoError(t, err)
+				aheadBytes(99, buf)
+				_, err = c.LookUpOrInsert(last, buf)
+				require.NoError(t, err)
+			}
+			release()
+			waitWalks(c)
+			st := c.Stats()
+			require.Equal(t, uint64(n-1), st.VerifiedAhead, "the check of a dropped entry was recorded")
+			c.mu.Lock()
+			verified := e.verified
+			c.mu.Unlock()
+			require.False(t, verified)
+		})
+	}
+}
+
+// Close during the walk waits for the entry in flight (the walk takes the
+// cache's lock to record it, so Close must not hold it meanwhile), records
+// nothing after, and unmaps only then.
+func TestCloseDuringVerifyAhead(t *testing.T) {
+	const n = 8
+	path := aheadFile(t, n)
+	inside, gate := make(chan struct{}, 1), make(chan struct{})
+	first := true
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute, Prefault: true, VerifyAhead: true})
+	require.NoError(t, err)
+	c.aheadChecked = func(*entry) {
+		if first {
+			first = false
+			inside <- struct{}{}
+			<-gate
+		}
+	}
+	require.NoError(t, c.InitializeForProgram("P"))
+	select {
+	case <-inside:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no check after a load with VerifyAhead")
+	}
+	closed := make(chan error)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the walk was checking an entry")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after the walk's entry: deadlock with the walk")
+	}
+	require.Zero(t, c.Stats().VerifiedAhead, "a check was recorded after Close")
+	require.Nil(t, c.maps, "Close left mappings")
+	_, err = c.Bytes(Handle{cache: c.tag, id: 1})
+	require.True(t, errors.Is(err, ErrClosed))
+}
