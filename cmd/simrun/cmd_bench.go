@@ -58,13 +58,24 @@ type benchReport struct {
 	WarmSteadyRunMS            float64 `json:"warm_steady_run_ms"`
 	WarmFirstOutputToOff       float64 `json:"warm_first_output_to_off"`
 	WarmFirstOutputToSteadyRun float64 `json:"warm_first_output_to_steady_run"`
-	// Prefault is whether the launches above populated the cache's mapping
-	// on a second goroutine (runtime.DefaultPrefault). WarmFirstOutputMSByPrefault
-	// has the default policy's first output with it "on" and "off",
-	// launches alternated in one loop, so the two are measured under the
-	// same load.
-	Prefault                    bool               `json:"prefault"`
-	WarmFirstOutputMSByPrefault map[string]float64 `json:"warm_first_output_ms_by_prefault"`
+	// Prefault and VerifyAhead are what the launches above did with the
+	// cache's mapping on a second goroutine (runtime.DefaultPrefault,
+	// runtime.DefaultVerifyAhead). The maps by prefault variant ("none",
+	// "populate": populate the mapping from its end, "verify-ahead":
+	// check the entries from the end, which faults them in) come from
+	// launches alternated in one loop, the order rotating each round, so
+	// all are measured under the same load: the first output under the
+	// default policy and under off (where verify-ahead is populate), each
+	// variant's over a steady inference and over off with the same walk
+	// (verify-ahead's over off's populate), and how many entries the walk
+	// checked before the compute reached them (median).
+	Prefault                          bool               `json:"prefault"`
+	VerifyAhead                       bool               `json:"verify_ahead"`
+	WarmFirstOutputMSByPrefault       map[string]float64 `json:"warm_first_output_ms_by_prefault"`
+	WarmFirstOutputOffMSByPrefault    map[string]float64 `json:"warm_first_output_off_ms_by_prefault"`
+	WarmFirstOutputToSteadyByPrefault map[string]float64 `json:"warm_first_output_to_steady_by_prefault"`
+	WarmFirstOutputToOffByPrefault    map[string]float64 `json:"warm_first_output_to_off_by_prefault"`
+	WarmChecksAheadByPrefault         map[string]float64 `json:"warm_checks_ahead_by_prefault"`
 	// How far ahead a new cache file is allocated (cache.Options.AllocateAhead)
 	// decides the size of the page cache's folios, which the cold launch's
 	// stores and the next warm launch's first pass pay for in opposite
@@ -257,7 +268,9 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		DefaultPolicy:  runtime.DefaultVerifyData.String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
 		WarmFirstOutputMSByPolicy: map[string]float64{}, WarmFirstOutputMSByPrefault: map[string]float64{},
-		Prefault: runtime.DefaultPrefault, AllocateAhead: cache.DefaultAllocateAhead,
+		WarmFirstOutputOffMSByPrefault: map[string]float64{}, WarmFirstOutputToSteadyByPrefault: map[string]float64{},
+		WarmFirstOutputToOffByPrefault: map[string]float64{}, WarmChecksAheadByPrefault: map[string]float64{},
+		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
 		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
 		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
@@ -265,7 +278,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
-	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(), Prefault: runtime.DefaultPrefault}
+	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(),
+		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead}
 
 	// How far ahead a new file is allocated: the default, a GiB (large
 	// folios) and none, alternated; each cold launch is followed by a warm
@@ -320,31 +334,11 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		if pol == runtime.DefaultVerifyData {
 			c.SteadyRuns = 3
 		}
-		var inits, runsT, firsts, steady, otherFirsts []time.Duration
-		other := func() error {
-			o := c
-			o.Prefault, o.SteadyRuns = !c.Prefault, 0
-			r, err := b.warm(o, p.NumLayers())
-			otherFirsts = append(otherFirsts, r.InitTime+r.RunTime)
-			return err
-		}
+		var inits, runsT, firsts, steady []time.Duration
 		for i := range b.runs {
-			// The default policy is also launched with the other prefault
-			// setting, before or after by turns, so neither always follows
-			// the other.
-			if pol == runtime.DefaultVerifyData && i%2 == 0 {
-				if err := other(); err != nil {
-					return nil, err
-				}
-			}
 			r, err := b.warm(c, p.NumLayers())
 			if err != nil {
 				return nil, err
-			}
-			if pol == runtime.DefaultVerifyData && i%2 == 1 {
-				if err := other(); err != nil {
-					return nil, err
-				}
 			}
 			inits, runsT = append(inits, r.InitTime), append(runsT, r.RunTime)
 			steady = append(steady, r.SteadyRunTime)
@@ -360,14 +354,15 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		if pol == runtime.DefaultVerifyData {
 			rep.WarmMS, rep.WarmRunMS = msOf(median(inits)), msOf(median(runsT))
 			rep.WarmSteadyRunMS = msOf(median(steady))
-			rep.WarmFirstOutputMSByPrefault[onOff(c.Prefault)] = msOf(median(firsts))
-			rep.WarmFirstOutputMSByPrefault[onOff(!c.Prefault)] = msOf(median(otherFirsts))
 		}
 	}
 	rep.WarmSpeedup = ratio(rep.ColdMS, rep.WarmMS)
 	first := rep.WarmFirstOutputMSByPolicy[rep.DefaultPolicy]
 	rep.WarmFirstOutputToOff = ratio(first, rep.WarmFirstOutputMSByPolicy[cache.VerifyOff.String()])
 	rep.WarmFirstOutputToSteadyRun = ratio(first, rep.WarmSteadyRunMS)
+	if err := b.prefaultVariants(rep, cfg, p.NumLayers()); err != nil {
+		return nil, err
+	}
 
 	// G4: relaunches with nothing new write nothing.
 	st0, err := os.Stat(b.path)
@@ -409,6 +404,67 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.DirtyBytesHeapMode, rep.HeapMS = dirty, msOf(heapInit)
 	b.progress("heap mode: init %v, %d dirty bytes", heapInit.Round(time.Microsecond), dirty)
 	return rep, nil
+}
+
+// prefaultVariant is one way a warm launch treats the cache's mapping
+// while its first inference runs.
+type prefaultVariant struct {
+	name                  string
+	policy                cache.VerifyPolicy
+	prefault, verifyAhead bool
+}
+
+// The variants the bench alternates: under the default policy none,
+// populating the mapping and verifying ahead; under off (the floor the
+// default policy is held to) none and populating, which is what
+// verify-ahead does there.
+var prefaultVariants = []prefaultVariant{
+	{"none", runtime.DefaultVerifyData, false, false},
+	{"populate", runtime.DefaultVerifyData, true, false},
+	{"verify-ahead", runtime.DefaultVerifyData, true, true},
+	{"none", cache.VerifyOff, false, false},
+	{"populate", cache.VerifyOff, true, false},
+}
+
+// prefaultVariants measures the first output of a warm launch by prefault
+// variant, the launches alternated with the order rotating each round.
+func (b *bencher) prefaultVariants(rep *benchReport, cfg runtime.LaunchConfig, layers int) error {
+	firsts := make([][]time.Duration, len(prefaultVariants))
+	ahead := make([][]uint64, len(prefaultVariants))
+	for i := range b.runs {
+		for j := range prefaultVariants {
+			k := (i + j) % len(prefaultVariants)
+			v := prefaultVariants[k]
+			c := cfg
+			c.VerifyData, c.Prefault, c.VerifyAhead, c.SteadyRuns = v.policy.ID(), v.prefault, v.verifyAhead, 0
+			r, err := b.warm(c, layers)
+			if err != nil {
+				return err
+			}
+			firsts[k] = append(firsts[k], r.InitTime+r.RunTime)
+			ahead[k] = append(ahead[k], r.DataChecksAhead)
+			b.progress("warm %s prefault %s %d/%d: first output %v, %d entries checked ahead", v.policy, v.name, i+1, b.runs,
+				(r.InitTime + r.RunTime).Round(time.Microsecond), r.DataChecksAhead)
+		}
+	}
+	for k, v := range prefaultVariants {
+		ms := msOf(median(firsts[k]))
+		if v.policy == cache.VerifyOff {
+			rep.WarmFirstOutputOffMSByPrefault[v.name] = ms
+			continue
+		}
+		rep.WarmFirstOutputMSByPrefault[v.name] = ms
+		rep.WarmChecksAheadByPrefault[v.name] = float64(median(ahead[k]))
+	}
+	for name, ms := range rep.WarmFirstOutputMSByPrefault {
+		off := name
+		if name == "verify-ahead" {
+			off = "populate"
+		}
+		rep.WarmFirstOutputToSteadyByPrefault[name] = ratio(ms, rep.WarmSteadyRunMS)
+		rep.WarmFirstOutputToOffByPrefault[name] = ratio(ms, rep.WarmFirstOutputOffMSByPrefault[off])
+	}
+	return nil
 }
 
 func onOff(b bool) string {
@@ -689,9 +745,12 @@ func printBench(w io.Writer, r *benchReport) {
 		r.WarmMS, r.WarmRunMS, r.WarmSteadyRunMS, r.WarmSpeedup, r.DefaultPolicy)
 	fmt.Fprintf(w, "warm first output (init+run): %s/off %.2fx, %s/steady run %.2fx\n",
 		r.DefaultPolicy, r.WarmFirstOutputToOff, r.DefaultPolicy, r.WarmFirstOutputToSteadyRun)
-	fmt.Fprintf(w, "warm first output %s, prefault on/steady run %.2fx (%.2f ms), prefault off/steady run %.2fx (%.2f ms); figures above with prefault %s\n",
-		r.DefaultPolicy, ratio(r.WarmFirstOutputMSByPrefault["on"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["on"],
-		ratio(r.WarmFirstOutputMSByPrefault["off"], r.WarmSteadyRunMS), r.WarmFirstOutputMSByPrefault["off"], onOff(r.Prefault))
+	fmt.Fprintf(w, "warm first output %s by prefault (figures above: prefault %s, verify ahead %s):", r.DefaultPolicy, onOff(r.Prefault), onOff(r.VerifyAhead))
+	for _, name := range []string{"none", "populate", "verify-ahead"} {
+		fmt.Fprintf(w, " %s %.2f ms, /steady %.2fx, /off %.2fx;", name, r.WarmFirstOutputMSByPrefault[name],
+			r.WarmFirstOutputToSteadyByPrefault[name], r.WarmFirstOutputToOffByPrefault[name])
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "allocated ahead (default %d bytes):", r.AllocateAhead)
 	for _, a := range slices.Sorted(maps.Keys(r.ColdMSByAllocateAhead)) {
 		fmt.Fprintf(w, " %s: cold init %.2f ms, next first output %.2f ms;", a, r.ColdMSByAllocateAhead[a], r.WarmFirstOutputMSByAllocateAhead[a])
@@ -718,7 +777,7 @@ func printBench(w io.Writer, r *benchReport) {
 
 // median of an even count is the mean of the middle two, so two runs do
 // not report the slower one.
-func median(d []time.Duration) time.Duration {
+func median[T time.Duration | uint64](d []T) T {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	if len(s)%2 == 0 {

@@ -61,7 +61,8 @@ type launchReport struct {
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
 	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
-		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--allocate-ahead BYTES]",
+		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--verify-ahead=true|false]",
+		"              [--allocate-ahead BYTES]",
 		"              [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
@@ -69,6 +70,7 @@ func cmdLaunch(e *env, args []string) int {
 	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
 	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
 	prefault := fs.Bool("prefault", runtime.DefaultPrefault, "populate the cache file's mapping on a second goroutine while the first inference runs")
+	verifyAhead := fs.Bool("verify-ahead", runtime.DefaultVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
 	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
@@ -91,7 +93,7 @@ func cmdLaunch(e *env, args []string) int {
 		return code
 	}
 	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
-		Prefault: *prefault, AllocateAhead: *ahead}
+		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead}
 	var err error
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)

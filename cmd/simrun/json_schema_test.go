@@ -21,7 +21,9 @@ import (
 var dataMaps = map[string]bool{
 	"repacks": true, "heap_by_reason": true, "known_divergences": true, "upgrade_repacks": true,
 	"warm_ms_by_policy": true, "warm_speedup_by_policy": true, "warm_first_output_ms_by_policy": true,
-	"warm_first_output_ms_by_prefault": true,
+	"warm_first_output_ms_by_prefault": true, "warm_first_output_off_ms_by_prefault": true,
+	"warm_first_output_to_steady_by_prefault": true, "warm_first_output_to_off_by_prefault": true,
+	"warm_checks_ahead_by_prefault": true,
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)

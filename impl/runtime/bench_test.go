@@ -154,7 +154,9 @@ func benchProgram(b *testing.B) *Program {
 // verification policy, beside its floor in the same run: one read pass over
 // a fresh read-only mapping of the same cache file (the first touch a warm
 // launch pays to read its weights once). "/prefault" populates the mapping
-// on a second goroutine while the inference runs (cache.Options.Prefault).
+// on a second goroutine while the inference runs (cache.Options.Prefault);
+// "/verify-ahead" checks the entries on it instead, from the last
+// (cache.Options.VerifyAhead).
 // 16 layers of 1024×1024, about 64 MiB packed. Compare the sub-benchmarks'
 // ns/op:
 //
@@ -192,33 +194,53 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 			}
 		})
 	}
-	// The same two launches alternated in one loop, so that both see the
-	// same load: medians of each and their ratio as metrics.
+	// The prefault variants alternated in one loop, the order rotating
+	// each round, so that all see the same load: under on-compute no walk
+	// ("plain"), populating ("prefault") and verifying ahead ("ahead");
+	// under off plain and prefault (verifying ahead is populating there).
+	// Medians of each and their ratios as metrics.
+	type variant struct {
+		name            string
+		prefault, ahead bool
+	}
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOff} {
+		vs := []variant{{"plain", false, false}, {"prefault", true, false}}
+		if pol == cache.VerifyOnCompute {
+			vs = append(vs, variant{"ahead", true, true})
+		}
 		b.Run("prefault-alternated/"+pol.String(), func(b *testing.B) {
-			var plain, pre []time.Duration
+			got := make([][]time.Duration, len(vs))
+			round := 0
 			for b.Loop() {
-				for _, on := range []bool{len(plain)%2 == 0, len(plain)%2 == 1} {
-					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: on})
+				for j := range vs {
+					k := (round + j) % len(vs)
+					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(),
+						Prefault: vs[k].prefault, VerifyAhead: vs[k].ahead})
 					require.NoError(b, err)
 					require.Zero(b, rep.Packed)
-					if on {
-						pre = append(pre, rep.InitTime+rep.RunTime)
-					} else {
-						plain = append(plain, rep.InitTime+rep.RunTime)
-					}
+					got[k] = append(got[k], rep.InitTime+rep.RunTime)
 				}
+				round++
 			}
-			mp, mq := medianDuration(plain), medianDuration(pre)
-			b.ReportMetric(float64(mp)/1e6, "ms-plain")
-			b.ReportMetric(float64(mq)/1e6, "ms-prefault")
-			b.ReportMetric(float64(mq)/float64(mp), "prefault/plain")
+			m := make([]time.Duration, len(vs))
+			for k, v := range vs {
+				m[k] = medianDuration(got[k])
+				b.ReportMetric(float64(m[k])/1e6, "ms-"+v.name)
+			}
+			b.ReportMetric(float64(m[1])/float64(m[0]), "prefault/plain")
+			if len(vs) > 2 {
+				b.ReportMetric(float64(m[2])/float64(m[0]), "ahead/plain")
+				b.ReportMetric(float64(m[2])/float64(m[1]), "ahead/prefault")
+			}
 		})
 	}
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
 		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID()})
 		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {
 			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: true})
+		}
+		if pol == cache.VerifyOnCompute {
+			first(pol.String()+"/verify-ahead", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: true, VerifyAhead: true})
 		}
 	}
 }

@@ -29,6 +29,14 @@ const DefaultVerifyData = cache.VerifyOnCompute
 // the mapping").
 const DefaultPrefault = true
 
+// DefaultVerifyAhead is whether the prefault goroutine of a launch should
+// also check each entry's data ahead of the compute, from the last layer
+// backwards (cache.Options.VerifyAhead; with DefaultVerifyData and
+// DefaultPrefault). Off until a quiet machine shows it shortens the first
+// output against populating only (docs/benchmarks.md, "Verifying ahead of
+// the compute").
+const DefaultVerifyAhead = false
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
@@ -53,13 +61,14 @@ type LaunchConfig struct {
 	// suits this runtime, not the cache's zero value, which is for callers
 	// that compute from a look-up's pointer and never call Bytes.
 	VerifyData spec.VerifyPolicyID
-	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault and
-	// AllocateAhead are passed to cache.Options.
+	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault, VerifyAhead
+	// and AllocateAhead are passed to cache.Options.
 	Format         spec.Format
 	LockWait       time.Duration
 	ReplaceForeign bool
 	ReadOnly       bool
 	Prefault       bool
+	VerifyAhead    bool
 	AllocateAhead  int64
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
@@ -94,6 +103,11 @@ type LaunchReport struct {
 	// those the backend packed into its own memory (cache off or refusing).
 	Hits, Misses uint64
 	Repacks      map[cache.RepackReason]uint64
+	// DataChecks counts the data checks made by the end of the launch
+	// (cache.Stats.Verified), DataChecksAhead those of them the prefault
+	// goroutine made before the compute reached their entries
+	// (LaunchConfig.VerifyAhead).
+	DataChecks, DataChecksAhead uint64
 	// Entries is the number of entries in the cache's index after the
 	// launch: on a warm launch with nothing new, the entries it loaded.
 	Entries int
@@ -147,6 +161,17 @@ func verifyPolicy(id spec.VerifyPolicyID) (cache.VerifyPolicy, error) {
 	return p, nil
 }
 
+// cacheOptions are the cache options of a launch of cfg under policy
+// verify.
+func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
+	return cache.Options{
+		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
+		VerifyData: verify, LockWait: cfg.LockWait,
+		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
+		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
+	}
+}
+
 // Launch performs one launch: open the cache for CachePath, initialize the
 // program (look up or pack, finalize), save, run inference on the fixed
 // input and report. Cache trouble is reported, never returned (G8); the
@@ -174,12 +199,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if mgr == nil {
 		mgr = cache.NewManager(cfg.FS)
 	}
-	c, release, err := mgr.Get(cache.Options{
-		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
-		VerifyData: verify, LockWait: cfg.LockWait,
-		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
-		Prefault: cfg.Prefault, AllocateAhead: cfg.AllocateAhead,
-	})
+	c, release, err := mgr.Get(cacheOptions(cfg, verify))
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)
 	}
@@ -232,6 +252,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	rep.Entries = len(c.Names())
 	rep.Load, rep.LoadErr, rep.Format = st.Load, st.LoadErr, st.Format
 	rep.Hits, rep.Misses, rep.Repacks = st.Hits, st.Misses, st.Repacks
+	rep.DataChecks, rep.DataChecksAhead = st.Verified, st.VerifiedAhead
 	rep.HeapByReason, rep.FileBytes = st.HeapBytes, st.FileBytes
 	for _, n := range st.HeapBytes {
 		rep.HeapBytes += n

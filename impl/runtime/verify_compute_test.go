@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -116,21 +117,34 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 // init checks nothing and re-packs nothing, the first inference re-packs
 // exactly the rotten layers with reason corrupt, and its output is the
 // cold launch's bit for bit; also with the mapping populated on a second
-// goroutine meanwhile (cache.Options.Prefault).
+// goroutine meanwhile (cache.Options.Prefault), and with that goroutine
+// checking entries ahead of the compute (cache.Options.VerifyAhead), racing
+// the inference or finished before it: the walk records only the entries
+// that hold, so a rotten one is still found at its compute.
 func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
 	k := kernels.NewRegistry().Default()
 	x := p.Input(3, 11)
 	last := p.NumLayers() - 1
+	n := uint64(p.NumLayers())
+	type walk int
+	const (
+		none walk = iota
+		populate
+		ahead     // verify ahead, racing the inference
+		aheadDone // verify ahead, the walk over before the inference
+	)
 	for _, c := range []struct {
-		rot      []int
-		prefault bool
-	}{{[]int{0}, false}, {[]int{last / 2}, false}, {[]int{last}, false}, {[]int{0, last / 2, last}, false},
-		{[]int{last / 2}, true}, {[]int{0, last / 2, last}, true}} {
+		rot  []int
+		walk walk
+	}{{[]int{0}, none}, {[]int{last / 2}, none}, {[]int{last}, none}, {[]int{0, last / 2, last}, none},
+		{[]int{last / 2}, populate}, {[]int{0, last / 2, last}, populate},
+		{[]int{last}, ahead}, {[]int{0, last / 2, last}, ahead},
+		{[]int{0}, aheadDone}, {[]int{last / 2}, aheadDone}, {[]int{last}, aheadDone}, {[]int{0, last / 2, last}, aheadDone}} {
 		rot := c.rot
 		path := tempPath(t, "c.xpwc")
-		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, Prefault: c.prefault}
+		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, Prefault: c.walk != none, VerifyAhead: c.walk >= ahead}
 		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 		cold, _ := run()
 		want, err := cold.Run(x, 3)
@@ -139,17 +153,25 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 			flipEntryByte(t, path, p.layers[i].WeightName())
 		}
 		b, cc := run()
-		require.Zero(t, cc.Stats().Verified, "layers %v: init checked data", rot)
-		require.Zero(t, cc.Stats().Corrupt, "layers %v: init found corruption", rot)
+		st := cc.Stats()
+		require.Zero(t, st.Verified-st.VerifiedAhead, "layers %v: init checked data", rot)
+		require.Zero(t, st.Corrupt, "layers %v: init found corruption", rot)
 		require.Zero(t, b.Stats().Packed, "layers %v: init re-packed", rot)
+		if c.walk == aheadDone {
+			// The walk records every entry that holds, and only those.
+			require.Eventually(t, func() bool { return cc.Stats().VerifiedAhead == n-uint64(len(rot)) }, 10*time.Second, time.Millisecond)
+		}
 		got, err := b.Run(x, 3)
 		require.NoError(t, err)
-		require.Equal(t, want.Digest, got.Digest, "layers %v (prefault %v): an output was computed from unverified bytes", rot, c.prefault)
+		require.Equal(t, want.Digest, got.Digest, "layers %v (walk %v): an output was computed from unverified bytes", rot, c.walk)
 		requireBitsEqual(t, want.Output, got.Output)
-		st := cc.Stats()
-		require.Equal(t, uint64(len(rot)), st.Repacks[cache.RepackCorrupt], "layers %v", rot)
-		require.Equal(t, len(rot), b.Stats().Repaired, "layers %v", rot)
-		require.Equal(t, uint64(p.NumLayers()), st.Verified, "layers %v: every entry checked once at its compute", rot)
+		st = cc.Stats()
+		require.Equal(t, uint64(len(rot)), st.Repacks[cache.RepackCorrupt], "layers %v (walk %v)", rot, c.walk)
+		require.Equal(t, len(rot), b.Stats().Repaired, "layers %v (walk %v)", rot, c.walk)
+		require.Equal(t, n, st.Verified, "layers %v (walk %v): every entry checked once, at its compute or ahead of it", rot, c.walk)
+		if c.walk == aheadDone {
+			require.Equal(t, n-uint64(len(rot)), st.VerifiedAhead, "layers %v: the compute checked again what the walk checked", rot)
+		}
 	}
 }
 
