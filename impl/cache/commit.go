@@ -155,16 +155,31 @@ func (c *Cache) shouldCompact(list []*entry) bool {
 // padding to the next page boundary but never into the next entry, and for
 // the entry the index follows only up to the index's alignment (a rewrite
 // puts the index right there), so the garbage the cache counts is the
-// garbage in the file (spec.Garbage).
+// garbage in the file (spec.Garbage). An entry without bytes has no space
+// and the byte map skips it, so what follows an entry is the next one with
+// bytes, or the index: a rewrite lays an empty last entry out at the page
+// boundary after the entry before it, where v3's index or v2's page of
+// zeros starts, and the rest of that entry's page is dead
+// (TestEmptyLastEntryGarbage). The list is walked backwards, so each entry
+// knows what follows it; an entry past indexOff (a v3 file may lay data
+// after its index) follows none before the index.
 func (c *Cache) extents(list []span, align, indexOff int64) []int64 {
 	out := make([]int64, len(list))
-	for i, e := range list {
+	next, index := indexOff, true
+	for i := len(list) - 1; i >= 0; i-- {
+		e := list[i]
+		if e.size == 0 {
+			continue
+		}
 		end := e.off + e.size
-		next, limit := indexOff, roundUp(end, c.indexAlign())
-		if i+1 < len(list) && list[i+1].off < indexOff {
-			next, limit = list[i+1].off, roundUp(end, align)
+		limit := roundUp(end, align)
+		if index {
+			limit = roundUp(end, c.indexAlign())
 		}
 		out[i] = e.size + max(min(limit, next)-end, 0)
+		if e.off < indexOff {
+			next, index = e.off, false
+		}
 	}
 	return out
 }
