@@ -42,3 +42,26 @@ func TestNameBytes(t *testing.T) {
 	})
 	require.Zero(t, got, "the other 1023 names share it")
 }
+
+// TestValidTensorName: a weight or bias name is valid up to MaxNameLen
+// bytes inclusive and never holds the separator, which would make the v3
+// entry name Weight+NameSeparator+Bias ambiguous.
+func TestValidTensorName(t *testing.T) {
+	long := make([]byte, MaxNameLen)
+	for i := range long {
+		long[i] = 'w'
+	}
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"", true},
+		{"fc1.weight", true},
+		{string(long), true},
+		{string(long) + "w", false},
+		{"fc1" + NameSeparator + "weight", false},
+		{NameSeparator, false},
+	} {
+		require.Equal(t, tc.ok, ValidTensorName(tc.name), "name of %d bytes %q", len(tc.name), tc.name[:min(len(tc.name), 16)])
+	}
+}
