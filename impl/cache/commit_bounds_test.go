@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"bytes"
 	"os"
 	"syscall"
 	"testing"
@@ -198,4 +199,30 @@ func TestOutstandingReservationWhenItsWriteEnds(t *testing.T) {
 			require.Equal(t, uint64(len(ks)), later.Hits, "repacks %v", later.Repacks)
 		})
 	}
+}
+
+// v2 entries start at multiples of spec.V2Alignment (ExecuTorch's 4 KiB)
+// even where the memory page is smaller: a v2 file records no page size,
+// so a process appending to one it loaded aligns its regions to the larger
+// of the two. The file system here reports 1 KiB pages; the kernel maps at
+// 4 KiB, so a region at a 1 KiB boundary would not even map.
+func TestV2AlignmentAboveSmallPages(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), Format: spec.FormatV2, CompactGarbageRatio: -1,
+		FS: pageFS{FS: vfs.OS(), page: 1 << 10}}
+	ks := keys(4, 1)
+	process(t, opts, ks[:1])
+	s := process(t, opts, ks) // loads the v2 file and appends to it
+	require.Equal(t, spec.LoadOK, s.Load)
+	require.Empty(t, s.HeapBytes, "every packing in the file")
+	require.Equal(t, uint64(1), s.Commits)
+
+	b, err := os.ReadFile(opts.Path)
+	require.NoError(t, err)
+	v, err := spec.ParseV2(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.Len(t, v.Entries, len(ks))
+	for _, e := range v.Entries {
+		require.Zero(t, e.Offset%spec.V2Alignment, "%s at %d", e.Key.Weight, e.Offset)
+	}
+	require.Equal(t, uint64(len(ks)), process(t, opts, ks).Hits)
 }
