@@ -383,11 +383,10 @@ func (c *Cache) committed(list []*entry, offs []int64, gen uint64, size, indexLe
 	if c.opts.Format == spec.FormatV2 {
 		c.disk.v2Entries = c.specEntries(list, offs)
 	}
-	if c.opts.Format == spec.FormatV3 {
-		c.disk.generation = gen
-	} else {
-		c.disk.generation++
-	}
-	c.stats.Generation = c.disk.generation
+	// gen is the generation after the one this write read or last
+	// committed: v3's commit slot records it, and a v2 file, which has
+	// none, counts this write's commits with it (its load gives 0).
+	c.disk.generation = gen
+	c.stats.Generation = gen
 	c.stats.Commits++
 }

@@ -207,12 +207,9 @@ func (c *Cache) DeleteProgram(program string) error {
 	if c.active == program {
 		c.active = ""
 	}
-	ids := make([]uint64, 0, len(set))
+	// In any order: each step touches only its own entry (a reference, the
+	// index slot it holds, its handle).
 	for id := range set {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
 		e := c.handles[id]
 		if e == nil {
 			continue
