@@ -214,11 +214,15 @@ func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
 // merge makes the index agree with the newest commit cf (nil: the file has
 // no usable commit). Committed entries it no longer lists leave the index;
 // its entries that this cache does not hold are mapped read-only from f;
-// entries packed by this cache and not committed yet, and tombstones, win
-// over the file (they are what the next commit writes). The entries of a
-// file of the other format are carried over: served from the mapping, not
-// committed in the configured format yet, so the next commit writes them
-// (Stats.CarriedOver; docs/paths.md).
+// tombstones win over the file (the next commit drops what they name). No
+// packing of this cache waits for a commit here: merge runs between writes,
+// and endWrite keeps a write's uncommitted packings out of every later
+// commit. The entries of a file of the other format are carried over:
+// served from the mapping, not committed in the configured format yet, so
+// the next commit writes them (Stats.CarriedOver; docs/paths.md). A carried
+// copy yields to a copy of the same name another writer committed in the
+// configured format: taking that one spares rewriting the whole file for
+// entries it already holds (TestCarriedCopiesYieldToAnotherWritersConversion).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	disk := map[entryName]spec.Entry{}
 	if cf != nil {
@@ -256,9 +260,6 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	var add []spec.Entry
 	var end uint64
 	for n, d := range disk {
-		if cur := c.byName[n]; cur != nil && cur.place == inFile && cur.persist {
-			continue // our own packing, committed next
-		}
 		if _, done := c.carriedNames[n]; done && c.otherFormat(cf) {
 			continue // carried already (and maybe adopted under its full key)
 		}
@@ -295,8 +296,9 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
 			// A packing of ours that will never be committed (heap: the
-			// lock was busy; file bytes of a failed commit): the committed
-			// one serves later look-ups; ours lives on while referenced.
+			// lock was busy; file bytes of a failed commit), or a carried
+			// copy: the committed one serves later look-ups; ours lives on
+			// while referenced.
 			c.unindex(cur)
 		}
 		e := &es[i]

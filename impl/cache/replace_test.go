@@ -202,3 +202,67 @@ func TestG7HostileFileContent(t *testing.T) {
 		require.Equal(t, uint64(3), process(t, opts, ks).Hits, "case %d converges", i)
 	}
 }
+
+// Two processes load a file of the other format. The first to commit
+// rewrites it in the configured format; the other then finds those entries
+// committed in its format and takes them instead of its carried copies, so
+// its own commit appends to that file rather than rewriting the whole file
+// again with the same entries (and new copy identities, which make every
+// instance mapping the first one's copies drop them at its next refresh).
+// v2 to v3 the carried copies must have their full keys (a look-up gave
+// them) to be named like the committed ones; v3 to v2 every entry is.
+func TestCarriedCopiesYieldToAnotherWritersConversion(t *testing.T) {
+	ks := keys(3, 1)
+	for _, tc := range []struct{ from, to spec.Format }{
+		{spec.FormatV2, spec.FormatV3},
+		{spec.FormatV3, spec.FormatV2},
+	} {
+		t.Run(tc.from.String()+" to "+tc.to.String(), func(t *testing.T) {
+			path := tempPath(t)
+			process(t, cache.Options{Path: path, Format: tc.from}, ks)
+			opts := cache.Options{Path: path, Format: tc.to}
+			a := open(t, opts)
+			require.NoError(t, a.InitializeForProgram("P"))
+			for _, k := range ks {
+				_, hit := a.LookUp(k)
+				require.True(t, hit, "carried %s", k.Weight)
+			}
+
+			b := process(t, opts, ks)
+			require.Equal(t, uint64(1), b.Compactions, "the conversion")
+			converted := fileEntries(t, path)
+			require.Len(t, converted, len(ks))
+
+			z := key("z", 1)
+			pack(t, a, z)
+			require.NoError(t, a.Finalize())
+			s := a.Stats()
+			require.Equal(t, uint64(1), s.Commits)
+			require.Zero(t, s.Compactions, "appended to the converted file")
+			after := fileEntries(t, path)
+			for _, e := range converted {
+				require.Contains(t, after, e, "the converted copy of %s stays", e.Key.Weight)
+			}
+			require.Equal(t, uint64(len(ks)+1), process(t, opts, append(ks, z)).Hits)
+		})
+	}
+}
+
+// fileEntries returns the entries the index of the cache file at path
+// lists, in either format.
+func fileEntries(t *testing.T, path string) []spec.Entry {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r := bytes.NewReader(b)
+	f, err := spec.DetectFormat(r, int64(len(b)))
+	require.NoError(t, err)
+	if f == spec.FormatV2 {
+		v, err := spec.ParseV2(r, int64(len(b)))
+		require.NoError(t, err)
+		return v.Entries
+	}
+	v, err := spec.ParseV3(r, int64(len(b)))
+	require.NoError(t, err)
+	return v.Entries
+}
