@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/faultinject/errorfs"
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -76,6 +78,38 @@ func TestLockWaitWaitsForRelease(t *testing.T) {
 	require.Equal(t, spec.LoadOK, s.Load)
 	require.Equal(t, uint64(2), s.Hits)
 }
+
+// Waiting for a busy lock polls it with a back-off that doubles up to
+// 50 ms: a launch that waits does not spin on a core. Over a wait of
+// 150 ms that is about eight attempts (1, 2, 4, 8, 16, 32, 50 ms apart,
+// fewer on a loaded machine, where each sleep overshoots).
+func TestLockWaitBacksOff(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t), LockWait: 150 * time.Millisecond}
+	process(t, opts, keys(1, 1))
+	holdLock(t, opts.Path, vfs.LockExclusive)
+	var attempts atomic.Int64
+	inj := &countLocks{path: opts.Path + ".lock", n: &attempts}
+	c := open(t, cache.Options{Path: opts.Path, LockWait: opts.LockWait, FS: errorfs.Wrap(vfs.OS(), inj)})
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.Equal(t, spec.LoadLocked, c.Stats().Load)
+	require.Greater(t, attempts.Load(), int64(1), "it waited")
+	require.LessOrEqual(t, attempts.Load(), int64(20), "attempts in 150 ms")
+}
+
+// countLocks counts the lock requests on one file; it fails none.
+type countLocks struct {
+	path string
+	n    *atomic.Int64
+}
+
+func (l *countLocks) MaybeError(op errorfs.Op) error {
+	if op.Kind == errorfs.OpLock && op.Path == l.path {
+		l.n.Add(1)
+	}
+	return nil
+}
+
+func (l *countLocks) String() string { return "countLocks" }
 
 func TestG8MissingDirectory(t *testing.T) {
 	opts := cache.Options{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "w.xpwc")}
