@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,6 +216,39 @@ func TestG8UnsupportedPageSize(t *testing.T) {
 	require.Positive(t, s.HeapBytes[cache.HeapNotSupported])
 	_, err := os.Stat(opts.Path)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The page sizes a cache accepts are 1 to spec.MaxPageSize (64 KiB, the
+// largest a v3 file records), both ends included: at 64 KiB the file is
+// written and read back with that page recorded; a file system reporting
+// no page size (0) packs to heap, as one over the limit does.
+func TestPageSizeBounds(t *testing.T) {
+	for _, tc := range []struct {
+		page int
+		ok   bool
+	}{
+		{spec.MaxPageSize, true},
+		{spec.MaxPageSize + 1, false},
+		{0, false},
+	} {
+		t.Run(itoa(tc.page), func(t *testing.T) {
+			opts := cache.Options{Path: tempPath(t), FS: pageFS{FS: vfs.OS(), page: tc.page}}
+			s := process(t, opts, keys(2, 1))
+			if !tc.ok {
+				require.ErrorIs(t, s.LoadErr, vfs.ErrNotSupported)
+				require.Positive(t, s.HeapBytes[cache.HeapNotSupported])
+				return
+			}
+			require.NoError(t, s.LoadErr)
+			require.Empty(t, s.HeapBytes)
+			b, err := os.ReadFile(opts.Path)
+			require.NoError(t, err)
+			v, err := spec.ParseV3(bytes.NewReader(b), int64(len(b)))
+			require.NoError(t, err)
+			require.Equal(t, tc.page, v.PageSize)
+			require.Equal(t, uint64(2), process(t, opts, keys(2, 1)).Hits)
+		})
+	}
 }
 
 // G8 on a real full filesystem: XPWC_TINYFS names the directory of a small
