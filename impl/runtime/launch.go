@@ -32,9 +32,10 @@ const DefaultPrefault = true
 // DefaultVerifyAhead is whether the prefault goroutine of a launch should
 // also check each entry's data ahead of the compute, from the last layer
 // backwards (cache.Options.VerifyAhead; with DefaultVerifyData and
-// DefaultPrefault). Off until a quiet machine shows it shortens the first
-// output against populating only (docs/benchmarks.md, "Verifying ahead of
-// the compute").
+// DefaultPrefault). Off: on a quiet 2-core machine it made llama-1184's
+// first output 5-8% slower than populating only, in three runs, both
+// cores then reading the weights at once (docs/benchmarks.md, "Verifying
+// ahead of the compute").
 const DefaultVerifyAhead = false
 
 // LaunchConfig describes one process launch of a program against a cache.
