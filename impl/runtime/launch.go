@@ -33,8 +33,9 @@ const DefaultPrefault = true
 // also check each entry's data ahead of the compute, from the last layer
 // backwards (cache.Options.VerifyAhead; with DefaultVerifyData and
 // DefaultPrefault). Off: on a quiet 2-core machine it made llama-1184's
-// first output 5-8% slower than populating only, in three runs, both
-// cores then reading the weights at once (docs/benchmarks.md, "Verifying
+// first output 5-8% slower than populating only, in three runs: a layer
+// checked at its compute is still in the CPU cache for the multiply, one
+// checked ahead is read from memory twice (docs/benchmarks.md, "Verifying
 // ahead of the compute").
 const DefaultVerifyAhead = false
 
