@@ -83,10 +83,14 @@ type reservation struct {
 }
 
 // region is a span appended to the live file and mapped read-write for a
-// packer; Finalize syncs it and turns it read-only.
+// packer; Finalize syncs it and turns it read-only. A staged region
+// (Options.StagedWrites) is not mapped until its insert writes the packed
+// bytes into it (writeStaged), and then read-only: m is nil until then.
 type region struct {
 	m         vfs.Mapping
 	off       int64
+	length    int64
+	staged    bool
 	used      bool // an inserted entry lives in it
 	synced    bool // msync(MS_SYNC) succeeded
 	protected bool

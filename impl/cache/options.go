@@ -160,6 +160,15 @@ type Options struct {
 	// reservation's region alone. A live file, which other processes map,
 	// always grows by one region at a time.
 	AllocateAhead int64
+	// StagedWrites makes a reservation in the file heap memory: the space
+	// is still allocated in the file at ReserveSpace (a full disk is a
+	// clean heap fallback there), and LookUpOrInsert writes the packed
+	// bytes into it with one pwrite and maps it read-only. Off, the packer
+	// stores through a read-write mapping of the region. Buffered writes
+	// leave the page cache in large folios, so both the cold launch's
+	// writes and a warm launch's first pass over the mapping take fewer
+	// page faults (docs/cache.md, "Staged writes").
+	StagedWrites bool
 
 	_ struct{}
 }

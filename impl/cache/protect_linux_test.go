@@ -106,30 +106,48 @@ func TestStoreIntoFinalizedBytesFaults(t *testing.T) {
 		storeChild()
 		return
 	}
-	path := tempPath(t)
-	ks := keys(2, 1)
+	for _, staged := range []bool{false, true} {
+		path := tempPath(t)
+		ks := keys(2, 1)
 
-	c := open(t, cache.Options{Path: path})
-	launch(t, c, "P", ks)
-	for _, p := range protsOf(t, c, ks) {
-		assert.Equal(t, "r--s", p, "finalized bytes must be read-only")
+		c := open(t, cache.Options{Path: path, StagedWrites: staged})
+		launch(t, c, "P", ks)
+		for _, p := range protsOf(t, c, ks) {
+			assert.Equal(t, "r--s", p, "staged %v: finalized bytes must be read-only", staged)
+		}
+
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStoreIntoFinalizedBytesFaults$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "XPWC_STORE_CHILD="+path, "XPWC_STORE_STAGED="+strconv.FormatBool(staged))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		require.Contains(t, stdout.String(), "storing", "the child did not get to the store: %s", stderr.String())
+		assert.NotContains(t, stdout.String(), "stored", "staged %v: a store into finalized bytes succeeded", staged)
+		require.Error(t, err, "the child survived the store")
+		assert.Contains(t, stderr.String(), "unexpected fault address", "the child died of something else")
+		// The child's entry was committed before its store: it is there,
+		// with the bytes that were packed (pack checks them, and its
+		// checksum would turn a changed byte into a corrupt miss).
+		s := process(t, cache.Options{Path: path}, []spec.Key{key("child", 1)})
+		assert.Equal(t, uint64(1), s.Hits)
+		assert.Zero(t, s.Corrupt)
 	}
+}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStoreIntoFinalizedBytesFaults$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "XPWC_STORE_CHILD="+path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	require.Contains(t, stdout.String(), "storing", "the child did not get to the store: %s", stderr.String())
-	assert.NotContains(t, stdout.String(), "stored", "a store into finalized bytes succeeded")
-	require.Error(t, err, "the child survived the store")
-	assert.Contains(t, stderr.String(), "unexpected fault address", "the child died of something else")
-	// The child's entry was committed before its store: it is there, with
-	// the bytes that were packed (pack checks them, and its checksum would
-	// turn a changed byte into a corrupt miss).
-	s := process(t, cache.Options{Path: path}, []spec.Key{key("child", 1)})
-	assert.Equal(t, uint64(1), s.Hits)
-	assert.Zero(t, s.Corrupt)
+// A staged insert is served from a read-only shared mapping of the file
+// from the insert on, before any Finalize: the packer's writable memory was
+// the staging buffer, which the entry does not use.
+func TestStagedInsertMappedReadOnly(t *testing.T) {
+	c := open(t, cache.Options{Path: tempPath(t), StagedWrites: true})
+	ks := keys(2, 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	for _, k := range ks {
+		pack(t, c, k)
+	}
+	for _, p := range protsOf(t, c, ks) {
+		assert.Equal(t, "r--s", p, "inserted staged bytes must be read-only")
+	}
+	require.NoError(t, c.Finalize())
 }
 
 // storeChild packs one new weight into the file at XPWC_STORE_CHILD,
@@ -137,7 +155,8 @@ func TestStoreIntoFinalizedBytesFaults(t *testing.T) {
 // store did not fault.
 func storeChild() {
 	path := os.Getenv("XPWC_STORE_CHILD")
-	c, err := cache.Open(cache.Options{Path: path})
+	staged, _ := strconv.ParseBool(os.Getenv("XPWC_STORE_STAGED"))
+	c, err := cache.Open(cache.Options{Path: path, StagedWrites: staged})
 	if err != nil {
 		os.Exit(4)
 	}

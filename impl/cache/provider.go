@@ -115,8 +115,9 @@ func (c *Cache) verify(e *entry) bool {
 
 // ReserveSpace returns n bytes, 64-byte aligned, for a packer to fill. With
 // a usable file the space is appended to it (fallocate first, so a full disk
-// is an error here and never a SIGBUS later) and mapped read-write;
-// otherwise it is heap memory and the reason is recorded (G8). It fails only
+// is an error here and never a SIGBUS later) and mapped read-write, or with
+// Options.StagedWrites the packer fills heap memory that LookUpOrInsert
+// writes into that space; otherwise it is heap memory and the reason is recorded (G8). It fails only
 // for n <= 0 or after Close.
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
@@ -220,16 +221,35 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			return c.handle(e), nil
 		}
 	}
+	var crc uint32
+	heapReason := r.heapReason
+	rg := r.region
+	if rg != nil && c.opts.Format == spec.FormatV3 {
+		crc = spec.DataChecksum(data) // from the heap copy, before the write
+	}
+	if rg != nil && rg.staged {
+		// The packer's bytes are in heap memory: written into the region
+		// and served from a read-only mapping of it. The staging buffer is
+		// not reused (the packer may still hold it). A failed write or map
+		// leaves the entry on the heap and out of every commit, as a
+		// failed region sync does (dropRegionEntries).
+		if mapped, reason, err := c.writeStaged(rg, data); err != nil {
+			c.stats.FallbackErr = err
+			rg, heapReason = nil, reason
+		} else {
+			data = mapped
+		}
+	}
 	e := c.newEntry(k, data)
-	if r.region != nil {
-		r.region.used = true
-		e.place, e.off = inFile, r.region.off
+	if rg != nil {
+		rg.used = true
+		e.place, e.off = inFile, rg.off
 		e.persist = k.Weight != ""
 	} else {
-		e.place, e.heapReason = inHeap, r.heapReason
+		e.place, e.heapReason = inHeap, heapReason
 	}
 	if e.place == inFile && c.opts.Format == spec.FormatV3 {
-		e.crc = spec.DataChecksum(data)
+		e.crc = crc
 		e.copyID = newCopyID()
 	}
 	e.verified = true

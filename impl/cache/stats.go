@@ -25,7 +25,7 @@ const (
 	HeapAllocFailed  HeapReason = "alloc-failed"  // fallocate failed (ENOSPC, EIO)
 	HeapNotSupported HeapReason = "not-supported" // no fallocate or mmap on this platform/filesystem
 	HeapMapFailed    HeapReason = "map-failed"    // mmap failed
-	HeapWriteFailed  HeapReason = "write-failed"  // a previous commit of this launch failed
+	HeapWriteFailed  HeapReason = "write-failed"  // a previous commit of this launch failed, or the write of staged bytes
 	HeapClosed       HeapReason = "closed"        // reserved after Close
 	HeapNotRegular   HeapReason = "not-regular"   // the path is a FIFO, device, socket or directory
 	HeapForeign      HeapReason = "foreign-file"  // the path holds a file that is not a cache file

@@ -236,6 +236,15 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 		return nil, nil, r
 	}
 	w.size = off + length
+	if c.opts.StagedWrites {
+		// The packer fills heap memory; its insert writes the bytes into
+		// the allocated region (writeStaged). Buffered writes leave the
+		// page cache in large folios where stores through a writable
+		// mapping leave small ones (docs/benchmarks.md, "Staged writes").
+		rg := &region{off: off, length: length, staged: true}
+		w.regions = append(w.regions, rg)
+		return alignedHeap(n), rg, ""
+	}
 	m, err := w.f.Map(off, int(length), vfs.ProtReadWrite)
 	if err != nil {
 		r := HeapMapFailed
@@ -246,9 +255,36 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 		return nil, nil, r
 	}
 	c.maps = append(c.maps, m)
-	rg := &region{m: m, off: off}
+	rg := &region{m: m, off: off, length: length}
 	w.regions = append(w.regions, rg)
 	return m.Bytes()[:n:n], rg, ""
+}
+
+// writeStaged writes packed, the bytes a packer left in a staged
+// reservation's heap buffer, into the reservation's region of the file and
+// maps the region read-only: the returned bytes are the mapping's, so a
+// store into inserted bytes faults as it does into a finalized region. On
+// an error nothing is mapped and the caller keeps the entry on the heap
+// with the returned reason. Only called while rg belongs to c.w (a region
+// that can no longer be committed is taken from its reservation: endWrite,
+// compaction).
+func (c *Cache) writeStaged(rg *region, packed []byte) ([]byte, HeapReason, error) {
+	if len(packed) > 0 {
+		if _, err := c.w.f.WriteAt(packed, rg.off); err != nil {
+			return nil, HeapWriteFailed, fmt.Errorf("write staged bytes at %d: %w", rg.off, err)
+		}
+	}
+	m, err := c.w.f.Map(rg.off, int(rg.length), vfs.ProtRead)
+	if err != nil {
+		r := HeapMapFailed
+		if errors.Is(err, vfs.ErrNotSupported) {
+			r = HeapNotSupported
+		}
+		return nil, r, fmt.Errorf("map staged region at %d: %w", rg.off, err)
+	}
+	c.maps = append(c.maps, m)
+	rg.m, rg.protected = m, true
+	return m.Bytes()[:len(packed):len(packed)], "", nil
 }
 
 // allocate reserves [off, off+length) of the file for a region. The live
@@ -329,7 +365,9 @@ func (c *Cache) finishRegions(all bool) {
 		c.syncRegions(pending)
 	}
 	for _, rg := range c.w.regions {
-		if (rg.used || all && !outstanding[rg]) && !rg.protected {
+		// A staged region is mapped read-only at its insert, or not at
+		// all: its reservation is heap memory, which no Protect touches.
+		if rg.m != nil && (rg.used || all && !outstanding[rg]) && !rg.protected {
 			// A failed mprotect leaves the pages writable, which costs
 			// protection against stray stores but not correctness.
 			_ = rg.m.Protect(vfs.ProtRead)
@@ -366,7 +404,9 @@ func (c *Cache) reterminateV2(w *writer) {
 }
 
 // syncRegions makes the stores into the regions durable and their pages
-// clean. One region is msync'ed (MS_SYNC); several are written back by one
+// clean. One region is msync'ed (MS_SYNC): on Linux that is an fsync of the
+// mapped range of the file (vfs_fsync_range), so it also writes back the
+// bytes writeStaged wrote with pwrite into a staged region; several are written back by one
 // fdatasync of the file, which on Linux writes back every dirty page of the
 // file, mapped stores included, and cleans them just as msync(MS_SYNC) does
 // (msync(MS_SYNC) is an fsync of the range): one disk flush instead of one
