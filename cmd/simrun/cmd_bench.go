@@ -87,6 +87,18 @@ type benchReport struct {
 	AllocateAhead                    int64              `json:"allocate_ahead"`
 	ColdMSByAllocateAhead            map[string]float64 `json:"cold_ms_by_allocate_ahead"`
 	WarmFirstOutputMSByAllocateAhead map[string]float64 `json:"warm_first_output_ms_by_allocate_ahead"`
+	// How the cold launch writes packed bytes into the file
+	// (cache.Options.StagedWrites): "mapped", stores through a read-write
+	// mapping of each region, or "staged", heap buffers written with
+	// pwrite at insert. The buffered writes leave the page cache in larger
+	// folios, which the next warm launch's first pass faults in. By mode,
+	// alternated in one loop: cold init, the first output of a warm
+	// launch (default policy) right after it, and that over the same warm
+	// launches' steady inference. StagedWrites is what the other launches used.
+	StagedWrites                    bool               `json:"staged_writes"`
+	ColdMSByWrites                  map[string]float64 `json:"cold_ms_by_writes"`
+	WarmFirstOutputMSByWrites       map[string]float64 `json:"warm_first_output_ms_by_writes"`
+	WarmFirstOutputToSteadyByWrites map[string]float64 `json:"warm_first_output_to_steady_by_writes"`
 
 	// The program's unpacked weights come from a program file written once
 	// before any timing and read before the launches, as a runtime loads a
@@ -272,14 +284,16 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		WarmFirstOutputToOffByPrefault: map[string]float64{}, WarmChecksAheadByPrefault: map[string]float64{},
 		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
 		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
-		UpgradeKernel: up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
+		StagedWrites: runtime.DefaultStagedWrites, ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
+		WarmFirstOutputToSteadyByWrites: map[string]float64{},
+		UpgradeKernel:                   up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
 	for _, l := range p.Layers() {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
 	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(),
-		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead}
+		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, StagedWrites: runtime.DefaultStagedWrites}
 
 	// How far ahead a new file is allocated: the default, a GiB (large
 	// folios) and none, alternated; each cold launch is followed by a warm
@@ -308,6 +322,37 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	for _, a := range aheads {
 		rep.ColdMSByAllocateAhead[aheadName(a)] = msOf(median(aheadCold[a]))
 		rep.WarmFirstOutputMSByAllocateAhead[aheadName(a)] = msOf(median(aheadFirst[a]))
+	}
+
+	// How the cold launch writes: through mapped regions or staged in heap
+	// buffers and written at insert, alternated, each cold launch followed
+	// by a warm one on its file (whose page cache it left). Before the
+	// cold launches below, like the loop above.
+	writeModes := []bool{false, true}
+	writesCold, writesFirst, writesSteady := map[bool][]time.Duration{}, map[bool][]time.Duration{}, map[bool][]time.Duration{}
+	for i := range b.runs {
+		for j := range writeModes {
+			c := cfg
+			c.StagedWrites = writeModes[(i+j)%len(writeModes)]
+			r, err := b.cold(c, p.NumLayers())
+			if err != nil {
+				return nil, err
+			}
+			w, err := b.warm(cfg, p.NumLayers())
+			if err != nil {
+				return nil, err
+			}
+			writesCold[c.StagedWrites] = append(writesCold[c.StagedWrites], r.InitTime)
+			writesFirst[c.StagedWrites] = append(writesFirst[c.StagedWrites], w.InitTime+w.RunTime)
+			writesSteady[c.StagedWrites] = append(writesSteady[c.StagedWrites], w.SteadyRunTime)
+			b.progress("writes %s %d/%d: cold init %v, warm first output %v", writesName(c.StagedWrites), i+1, b.runs,
+				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
+		}
+	}
+	for _, m := range writeModes {
+		rep.ColdMSByWrites[writesName(m)] = msOf(median(writesCold[m]))
+		rep.WarmFirstOutputMSByWrites[writesName(m)] = msOf(median(writesFirst[m]))
+		rep.WarmFirstOutputToSteadyByWrites[writesName(m)] = ratio(msOf(median(writesFirst[m])), msOf(median(writesSteady[m])))
 	}
 
 	// Cold: no file before each launch.
@@ -491,6 +536,14 @@ func (b *bencher) cold(cfg runtime.LaunchConfig, layers int) (runtime.LaunchRepo
 		return r, fmt.Errorf("%w: cold launch: load %s, packed %d of %d, heap %d bytes", errBench, r.Load, r.Packed, layers, r.HeapBytes)
 	}
 	return r, nil
+}
+
+// writesName names a StagedWrites setting in the report.
+func writesName(staged bool) string {
+	if staged {
+		return "staged"
+	}
+	return "mapped"
 }
 
 // aheadName names an AllocateAhead setting in the report: "region" for
@@ -754,6 +807,12 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "allocated ahead (default %d bytes):", r.AllocateAhead)
 	for _, a := range slices.Sorted(maps.Keys(r.ColdMSByAllocateAhead)) {
 		fmt.Fprintf(w, " %s: cold init %.2f ms, next first output %.2f ms;", a, r.ColdMSByAllocateAhead[a], r.WarmFirstOutputMSByAllocateAhead[a])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "cold writes (default staged %s):", onOff(r.StagedWrites))
+	for _, m := range []string{"mapped", "staged"} {
+		fmt.Fprintf(w, " %s: cold init %.2f ms, next first output %.2f ms, /steady %.2fx;", m, r.ColdMSByWrites[m],
+			r.WarmFirstOutputMSByWrites[m], r.WarmFirstOutputToSteadyByWrites[m])
 	}
 	fmt.Fprintln(w)
 	for _, p := range verifyPolicies {

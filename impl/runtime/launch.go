@@ -39,6 +39,11 @@ const DefaultPrefault = true
 // ahead of the compute").
 const DefaultVerifyAhead = false
 
+// DefaultStagedWrites is whether a launch's packers fill heap buffers that
+// the cache writes into the file at insert (cache.Options.StagedWrites)
+// rather than storing through a read-write mapping of the file.
+const DefaultStagedWrites = false
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
@@ -63,8 +68,8 @@ type LaunchConfig struct {
 	// suits this runtime, not the cache's zero value, which is for callers
 	// that compute from a look-up's pointer and never call Bytes.
 	VerifyData spec.VerifyPolicyID
-	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault, VerifyAhead
-	// and AllocateAhead are passed to cache.Options.
+	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault, VerifyAhead,
+	// AllocateAhead and StagedWrites are passed to cache.Options.
 	Format         spec.Format
 	LockWait       time.Duration
 	ReplaceForeign bool
@@ -72,6 +77,7 @@ type LaunchConfig struct {
 	Prefault       bool
 	VerifyAhead    bool
 	AllocateAhead  int64
+	StagedWrites   bool
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -171,6 +177,7 @@ func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
 		VerifyData: verify, LockWait: cfg.LockWait,
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
+		StagedWrites: cfg.StagedWrites,
 	}
 }
 
