@@ -338,7 +338,9 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			w, err := b.warm(cfg, p.NumLayers())
+			wc := cfg
+			wc.SteadyRuns = 3
+			w, err := b.warm(wc, p.NumLayers())
 			if err != nil {
 				return nil, err
 			}
