@@ -79,7 +79,7 @@ func (m machine) commit(o *Outcome, p spec.Proc) {
 	orig := idx
 	garbage := int(s.Disk.Garbage)
 	for n := 0; n < m.b.Names; n++ {
-		if t := pr.Tomb[n]; t != 0 && idx[n].Copy() == t {
+		if t := pr.Tomb[n]; t != 0 && m.d.sameTombCopy(idx[n], t) {
 			idx[n] = 0
 			garbage++
 			changed = true

@@ -65,6 +65,19 @@ type Design struct {
 	NoCompaction bool
 }
 
+// sameTombCopy reports whether committed record r is the copy tombstone t
+// names. A v3 index carries each copy's identity, so an invalidation
+// yields to another writer's re-pack of the name; a trailer index
+// (NoCommitPoint, the v2 layout) has no room for one, so a tombstone names
+// whatever copy of the same key the file lists (docs/guarantees.md, G3;
+// the cache's sameCopy).
+func (d *Design) sameTombCopy(r, t Rec) bool {
+	if d.NoCommitPoint {
+		return r.Key() == t.Key()
+	}
+	return r.Copy() == t
+}
+
 // verifies reports whether the design checks data (v3 checksums).
 func (d *Design) verifies() bool { return !d.NoCommitPoint }
 

@@ -110,7 +110,7 @@ func (m machine) refresh(o *Outcome, p spec.Proc) spec.LoadOutcome {
 			}
 		}
 		if t := pr.Tomb[n]; t != 0 {
-			if r.Copy() == t {
+			if m.d.sameTombCopy(r, t) {
 				continue // still listed: this instance's next commit drops it
 			}
 			pr.Tomb[n] = 0 // gone or replaced by another writer
