@@ -245,3 +245,38 @@ func TestCloseDuringVerifyAhead(t *testing.T) {
 	_, err = c.Bytes(Handle{cache: c.tag, id: 1})
 	require.True(t, errors.Is(err, ErrClosed))
 }
+
+// An entry without bytes is not walked: it has no pages to fault in, and
+// its check costs the compute nothing. VerifiedAhead counts the entries
+// with bytes; the empty one is checked at its first Bytes.
+func TestVerifyAheadSkipsEmptyEntries(t *testing.T) {
+	const n = 3
+	path := filepath.Join(t.TempDir(), "weights.xpwc")
+	empty := spec.Key{Weight: "empty", Bias: "empty_b", Seed: 1, Fingerprint: 1, Source: 1}
+	w, err := Open(Options{Path: path, Format: spec.FormatV3})
+	require.NoError(t, err)
+	require.NoError(t, w.InitializeForProgram("P"))
+	for i, k := range aheadKeys(n) {
+		buf, err := w.ReserveSpace(20 << 10)
+		require.NoError(t, err)
+		aheadBytes(i, buf)
+		_, err = w.LookUpOrInsert(k, buf)
+		require.NoError(t, err)
+	}
+	buf, err := w.ReserveSpace(1)
+	require.NoError(t, err)
+	_, err = w.LookUpOrInsert(empty, buf[:0])
+	require.NoError(t, err)
+	require.NoError(t, w.Finalize())
+	require.NoError(t, w.Close())
+
+	c, _ := openAhead(t, path, n, VerifyOnCompute, nil)
+	waitWalks(c)
+	require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
+	h, hit := c.LookUp(empty)
+	require.True(t, hit)
+	got, err := c.Bytes(h)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.Equal(t, uint64(n+1), c.Stats().Verified, "the empty entry checked by the compute")
+}
