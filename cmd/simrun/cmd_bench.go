@@ -88,13 +88,14 @@ type benchReport struct {
 	ColdMSByAllocateAhead            map[string]float64 `json:"cold_ms_by_allocate_ahead"`
 	WarmFirstOutputMSByAllocateAhead map[string]float64 `json:"warm_first_output_ms_by_allocate_ahead"`
 	// How the cold launch writes packed bytes into the file
-	// (cache.Options.StagedWrites): "mapped", stores through a read-write
+	// (cache.Options.MappedWrites): "mapped", stores through a read-write
 	// mapping of each region, or "staged", heap buffers written with
 	// pwrite at insert. The buffered writes leave the page cache in larger
 	// folios, which the next warm launch's first pass faults in. By mode,
 	// alternated in one loop: cold init, the first output of a warm
 	// launch (default policy) right after it, and that over the same warm
-	// launches' steady inference. StagedWrites is what the other launches used.
+	// launches' steady inference. StagedWrites is what the other launches did
+	// (staged, the default).
 	StagedWrites                    bool               `json:"staged_writes"`
 	ColdMSByWrites                  map[string]float64 `json:"cold_ms_by_writes"`
 	WarmFirstOutputMSByWrites       map[string]float64 `json:"warm_first_output_ms_by_writes"`
@@ -284,7 +285,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		WarmFirstOutputToOffByPrefault: map[string]float64{}, WarmChecksAheadByPrefault: map[string]float64{},
 		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
 		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
-		StagedWrites: runtime.DefaultStagedWrites, ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
+		StagedWrites: true, ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
 		WarmFirstOutputToSteadyByWrites: map[string]float64{},
 		UpgradeKernel:                   up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
@@ -293,7 +294,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
 	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(),
-		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, StagedWrites: runtime.DefaultStagedWrites}
+		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead}
 
 	// How far ahead a new file is allocated: the default, a GiB (large
 	// folios) and none, alternated; each cold launch is followed by a warm
@@ -333,7 +334,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	for i := range b.runs {
 		for j := range writeModes {
 			c := cfg
-			c.StagedWrites = writeModes[(i+j)%len(writeModes)]
+			staged := writeModes[(i+j)%len(writeModes)]
+			c.MappedWrites = !staged
 			r, err := b.cold(c, p.NumLayers())
 			if err != nil {
 				return nil, err
@@ -344,10 +346,10 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			writesCold[c.StagedWrites] = append(writesCold[c.StagedWrites], r.InitTime)
-			writesFirst[c.StagedWrites] = append(writesFirst[c.StagedWrites], w.InitTime+w.RunTime)
-			writesSteady[c.StagedWrites] = append(writesSteady[c.StagedWrites], w.SteadyRunTime)
-			b.progress("writes %s %d/%d: cold init %v, warm first output %v", writesName(c.StagedWrites), i+1, b.runs,
+			writesCold[staged] = append(writesCold[staged], r.InitTime)
+			writesFirst[staged] = append(writesFirst[staged], w.InitTime+w.RunTime)
+			writesSteady[staged] = append(writesSteady[staged], w.SteadyRunTime)
+			b.progress("writes %s %d/%d: cold init %v, warm first output %v", writesName(staged), i+1, b.runs,
 				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
 		}
 	}
@@ -540,7 +542,7 @@ func (b *bencher) cold(cfg runtime.LaunchConfig, layers int) (runtime.LaunchRepo
 	return r, nil
 }
 
-// writesName names a StagedWrites setting in the report.
+// writesName names a write mode in the report (cache.Options.MappedWrites).
 func writesName(staged bool) string {
 	if staged {
 		return "staged"

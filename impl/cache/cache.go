@@ -82,9 +82,10 @@ type reservation struct {
 	pages *region
 }
 
-// region is a span appended to the live file and mapped read-write for a
-// packer; Finalize syncs it and turns it read-only. A staged region
-// (Options.StagedWrites) is not mapped until its insert writes the packed
+// region is a span appended to the live file. With Options.MappedWrites it
+// is mapped read-write for a packer, and Finalize syncs it and turns it
+// read-only. A staged region
+// (the default; not Options.MappedWrites) is not mapped until its insert writes the packed
 // bytes into it (writeStaged), and then read-only: m is nil until then.
 type region struct {
 	m         vfs.Mapping

@@ -17,8 +17,16 @@ import (
 // by impl/runtime TestConcurrentLaunchesShareOneCache under -race). The
 // abandoned reservation is garbage, and inserting it falls back to the
 // heap without an error the packer must handle specially (G8).
+// A staged reservation (the default) is heap memory and writable anyway;
+// the mapped one is the case that faulted.
 func TestFinalizeLeavesOutstandingReservationsWritable(t *testing.T) {
-	c := open(t, cache.Options{Path: tempPath(t)})
+	for _, mapped := range []bool{true, false} {
+		finalizeLeavesOutstandingWritable(t, mapped)
+	}
+}
+
+func finalizeLeavesOutstandingWritable(t *testing.T, mapped bool) {
+	c := open(t, cache.Options{Path: tempPath(t), MappedWrites: mapped})
 	require.NoError(t, c.InitializeForProgram("P"))
 	packer := key("late", 1)
 	buf, err := c.ReserveSpace(len(packed(packer)))

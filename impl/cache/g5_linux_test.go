@@ -142,7 +142,7 @@ func cleanAfterFinalize(t *testing.T, staged bool, packAll func(*cache.Cache), t
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		path := tempPath(t)
-		c := open(t, cache.Options{Path: path, StagedWrites: staged})
+		c := open(t, cache.Options{Path: path, MappedWrites: !staged})
 		require.NoError(t, c.InitializeForProgram("P"))
 		packAll(c)
 		before := privateDirty(t, path)

@@ -83,7 +83,9 @@ const DefaultCompactGarbageRatio = 0.5
 // in the same small folios; allocating hundreds of MiB ahead gives large
 // folios, so a warm launch's first pass over the mapping takes a quarter of
 // the page faults, but makes every store of the cold launch slower (about
-// 1 s more for 600 MB).
+// 1 s more for 600 MB). Those figures are of stores through read-write
+// mappings (MappedWrites); with staged writes, the default, the setting
+// hardly changed either figure (docs/benchmarks.md, "Staged writes").
 const DefaultAllocateAhead = 16 << 20
 
 // DefaultFileMode is the permission of a new cache file: owner only, as
@@ -160,15 +162,17 @@ type Options struct {
 	// reservation's region alone. A live file, which other processes map,
 	// always grows by one region at a time.
 	AllocateAhead int64
-	// StagedWrites makes a reservation in the file heap memory: the space
-	// is still allocated in the file at ReserveSpace (a full disk is a
-	// clean heap fallback there), and LookUpOrInsert writes the packed
-	// bytes into it with one pwrite and maps it read-only. Off, the packer
-	// stores through a read-write mapping of the region. Buffered writes
-	// leave the page cache in large folios, so both the cold launch's
-	// writes and a warm launch's first pass over the mapping take fewer
-	// page faults (docs/cache.md, "Staged writes").
-	StagedWrites bool
+	// MappedWrites makes a reservation in the file a read-write mapping
+	// of its region, which the packer stores into. Off (the default), the
+	// writes are staged: the region is still allocated in the file at
+	// ReserveSpace (a full disk is a clean heap fallback there), the
+	// packer fills heap memory, and LookUpOrInsert writes the packed bytes
+	// into the region with one pwrite and maps it read-only. Buffered
+	// writes leave the page cache in large folios, so both the cold
+	// launch's writes and a warm launch's first pass over the mapping take
+	// fewer page faults (docs/cache.md, "Staged writes"); stores through a
+	// mapping leave small ones.
+	MappedWrites bool
 
 	_ struct{}
 }

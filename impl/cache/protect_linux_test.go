@@ -110,7 +110,7 @@ func TestStoreIntoFinalizedBytesFaults(t *testing.T) {
 		path := tempPath(t)
 		ks := keys(2, 1)
 
-		c := open(t, cache.Options{Path: path, StagedWrites: staged})
+		c := open(t, cache.Options{Path: path, MappedWrites: !staged})
 		launch(t, c, "P", ks)
 		for _, p := range protsOf(t, c, ks) {
 			assert.Equal(t, "r--s", p, "staged %v: finalized bytes must be read-only", staged)
@@ -138,7 +138,7 @@ func TestStoreIntoFinalizedBytesFaults(t *testing.T) {
 // from the insert on, before any Finalize: the packer's writable memory was
 // the staging buffer, which the entry does not use.
 func TestStagedInsertMappedReadOnly(t *testing.T) {
-	c := open(t, cache.Options{Path: tempPath(t), StagedWrites: true})
+	c := open(t, cache.Options{Path: tempPath(t)})
 	ks := keys(2, 1)
 	require.NoError(t, c.InitializeForProgram("P"))
 	for _, k := range ks {
@@ -156,7 +156,7 @@ func TestStagedInsertMappedReadOnly(t *testing.T) {
 func storeChild() {
 	path := os.Getenv("XPWC_STORE_CHILD")
 	staged, _ := strconv.ParseBool(os.Getenv("XPWC_STORE_STAGED"))
-	c, err := cache.Open(cache.Options{Path: path, StagedWrites: staged})
+	c, err := cache.Open(cache.Options{Path: path, MappedWrites: !staged})
 	if err != nil {
 		os.Exit(4)
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// With StagedWrites a reservation is heap memory, still counted as file
+// With staged writes (the default) a reservation is heap memory, still counted as file
 // space (ReservedInFile), and its insert writes the packed bytes into the
 // file: the handle serves a mapping of the file, not the staging buffer,
 // the bytes are in the file the commit publishes, and a later process hits
 // them.
 func TestStagedInsertLandsInFile(t *testing.T) {
 	for _, format := range []spec.Format{spec.FormatV3, spec.FormatV2} {
-		opts := cache.Options{Path: tempPath(t), Format: format, StagedWrites: true}
+		opts := cache.Options{Path: tempPath(t), Format: format}
 		ks := keys(3, 1)
 		c := open(t, opts)
 		require.NoError(t, c.InitializeForProgram("P"))
@@ -65,7 +65,7 @@ func TestStagedInsertLandsInFile(t *testing.T) {
 func TestStagedWriteFailureFallsBackToHeap(t *testing.T) {
 	path := tempPath(t)
 	inj := &opFails{match: func(op errorfs.Op) bool { return op.Kind == errorfs.OpWriteAt }}
-	c := open(t, cache.Options{Path: path, StagedWrites: true, FS: errorfs.Wrap(vfs.OS(), inj)})
+	c := open(t, cache.Options{Path: path, FS: errorfs.Wrap(vfs.OS(), inj)})
 	x, y := key("x", 1), key("y", 1)
 	require.NoError(t, c.InitializeForProgram("P"))
 	buf, err := c.ReserveSpace(sizeOf(x))
@@ -103,17 +103,17 @@ func TestStagedPowerLossKeepsCommitted(t *testing.T) {
 	for _, n := range []int{1, 4} {
 		fsys := crashfs.New(crashfs.Options{})
 		require.NoError(t, fsys.MkdirAll("/c"))
-		opts := cache.Options{Path: "/c/w.xpwc", FS: fsys, StagedWrites: true}
+		opts := cache.Options{Path: "/c/w.xpwc", FS: fsys}
 		first, second := keys(n, 1), keys(2*n, 2)[n:]
 		process(t, opts, first)
 
 		after := fsys.PowerLossWith(crashfs.LossConfig{Seed: 1, Keep: 0})
-		s := process(t, cache.Options{Path: opts.Path, FS: after, StagedWrites: true}, first)
+		s := process(t, cache.Options{Path: opts.Path, FS: after}, first)
 		require.Equal(t, uint64(n), s.Hits, "%d regions: repacks %v", n, s.Repacks)
 		require.Zero(t, s.Corrupt)
 
 		// The next launch packs more and loses power before its commit.
-		c := open(t, cache.Options{Path: opts.Path, FS: after, StagedWrites: true})
+		c := open(t, cache.Options{Path: opts.Path, FS: after})
 		require.NoError(t, c.InitializeForProgram("P"))
 		for _, k := range append(append([]spec.Key{}, first...), second...) {
 			pack(t, c, k)
@@ -147,7 +147,7 @@ func stagedPowerLossAtEveryPoint(t *testing.T, format spec.Format) {
 	base := func() (*crashfs.FS, cache.Options) {
 		fsys := crashfs.New(crashfs.Options{})
 		require.NoError(t, fsys.MkdirAll("/c"))
-		opts := cache.Options{Path: "/c/w.xpwc", FS: fsys, Format: format, StagedWrites: true}
+		opts := cache.Options{Path: "/c/w.xpwc", FS: fsys, Format: format}
 		process(t, opts, first)
 		return fsys, opts
 	}

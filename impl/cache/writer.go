@@ -236,7 +236,7 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 		return nil, nil, r
 	}
 	w.size = off + length
-	if c.opts.StagedWrites {
+	if !c.opts.MappedWrites {
 		// The packer fills heap memory; its insert writes the bytes into
 		// the allocated region (writeStaged). Buffered writes leave the
 		// page cache in large folios where stores through a writable

@@ -39,11 +39,6 @@ const DefaultPrefault = true
 // ahead of the compute").
 const DefaultVerifyAhead = false
 
-// DefaultStagedWrites is whether a launch's packers fill heap buffers that
-// the cache writes into the file at insert (cache.Options.StagedWrites)
-// rather than storing through a read-write mapping of the file.
-const DefaultStagedWrites = false
-
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
@@ -69,7 +64,7 @@ type LaunchConfig struct {
 	// that compute from a look-up's pointer and never call Bytes.
 	VerifyData spec.VerifyPolicyID
 	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault, VerifyAhead,
-	// AllocateAhead and StagedWrites are passed to cache.Options.
+	// AllocateAhead and MappedWrites are passed to cache.Options.
 	Format         spec.Format
 	LockWait       time.Duration
 	ReplaceForeign bool
@@ -77,7 +72,7 @@ type LaunchConfig struct {
 	Prefault       bool
 	VerifyAhead    bool
 	AllocateAhead  int64
-	StagedWrites   bool
+	MappedWrites   bool
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -177,7 +172,7 @@ func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
 		VerifyData: verify, LockWait: cfg.LockWait,
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
-		StagedWrites: cfg.StagedWrites,
+		MappedWrites: cfg.MappedWrites,
 	}
 }
 

@@ -53,9 +53,9 @@ func TestLaunchPrefaultKeepsOutputAndVerification(t *testing.T) {
 // the wiring is checked here rather than through a launch's counts.
 func TestLaunchPassesCacheOptions(t *testing.T) {
 	cfg := LaunchConfig{CachePath: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second,
-		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, StagedWrites: true}
+		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
 	got := cacheOptions(cfg, cache.VerifyOnLoad)
 	want := cache.Options{Path: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second, VerifyData: cache.VerifyOnLoad,
-		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, StagedWrites: true}
+		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
 	require.Equal(t, want, got)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A launch with staged writes (cache.Options.StagedWrites) computes what
+// A launch with staged writes (the default; not cache.Options.MappedWrites) computes what
 // heap packing computes, cold (from the bytes it wrote and mapped back) and
 // warm (from the file a staged launch committed, every entry a hit with a
 // good checksum), and the same outputs as a launch without it.
@@ -17,7 +17,7 @@ func TestLaunchStagedWritesKeepsOutput(t *testing.T) {
 	n := uint64(p.NumLayers())
 	var digests []uint64
 	for _, staged := range []bool{false, true} {
-		cfg := LaunchConfig{CachePath: tempPath(t, "c.xpwc"), Program: p, Verify: true, StagedWrites: staged}
+		cfg := LaunchConfig{CachePath: tempPath(t, "c.xpwc"), Program: p, Verify: true, MappedWrites: !staged}
 		cold, err := Launch(context.Background(), cfg)
 		require.NoError(t, err)
 		require.True(t, cold.Verified, "staged %v: cold outputs differ from heap packing", staged)
