@@ -172,12 +172,19 @@ func TestG8DiskFullFallsBackToHeap(t *testing.T) {
 	require.Equal(t, uint64(2), s.Repacks[cache.RepackNew])
 }
 
+// A failed mmap is a heap fall-back with reason map-failed: at ReserveSpace
+// with MappedWrites, at the insert of a staged reservation (the default),
+// where nothing of it is committed.
 func TestG8MmapFailureFallsBackToHeap(t *testing.T) {
-	fsys := &hookFS{FS: vfs.OS(), mmap: func(string) error { return syscall.ENOMEM }}
-	opts := cache.Options{Path: tempPath(t), FS: fsys}
-	s := process(t, opts, keys(2, 1))
-	require.Positive(t, s.HeapBytes[cache.HeapMapFailed])
-	require.ErrorIs(t, s.FallbackErr, syscall.ENOMEM)
+	for _, mapped := range []bool{false, true} {
+		fsys := &hookFS{FS: vfs.OS(), mmap: func(string) error { return syscall.ENOMEM }}
+		opts := cache.Options{Path: tempPath(t), FS: fsys, MappedWrites: mapped}
+		ks := keys(2, 1)
+		s := process(t, opts, ks)
+		require.Equal(t, uint64(sizeOf(ks[0])+sizeOf(ks[1])), s.HeapBytes[cache.HeapMapFailed], "mapped %v", mapped)
+		require.ErrorIs(t, s.FallbackErr, syscall.ENOMEM)
+		require.Zero(t, s.Commits, "mapped %v: nothing in the file to commit", mapped)
+	}
 }
 
 // A crashed writer's temporary file is removed by the next writer.
