@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
+	"weak"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -144,7 +145,10 @@ type Cache struct {
 	// inserted holds the reservations inserted since the last Finalize, so
 	// a second insert of one is ErrAlreadyInserted, not ErrNotReserved.
 	inserted map[*byte]struct{}
-	maps     []vfs.Mapping // every mapping, unmapped at Close
+	// insertedStaged is inserted for staged reservations (heap buffers the
+	// cache allocated), by address, held weakly.
+	insertedStaged map[uintptr]weak.Pointer[byte]
+	maps           []vfs.Mapping // every mapping, unmapped at Close
 	// prefaults populate (or check, Options.VerifyAhead) mappings of
 	// committed data (Options.Prefault); Close stops and waits for them
 	// before it unmaps.
@@ -196,18 +200,19 @@ func Open(opts Options) (*Cache, error) {
 		return nil, err
 	}
 	c := &Cache{
-		opts:         o,
-		tag:          rand.Uint64() | 1,
-		fsys:         o.FS,
-		pageSize:     o.FS.PageSize(),
-		byName:       map[entryName]*entry{},
-		handles:      map[uint64]*entry{},
-		programs:     map[string]map[uint64]struct{}{},
-		tombstones:   map[entryName]tombstone{},
-		carriedNames: map[entryName]struct{}{},
-		missReason:   map[entryName]RepackReason{},
-		reservations: map[*byte]*reservation{},
-		inserted:     map[*byte]struct{}{},
+		opts:           o,
+		tag:            rand.Uint64() | 1,
+		fsys:           o.FS,
+		pageSize:       o.FS.PageSize(),
+		byName:         map[entryName]*entry{},
+		handles:        map[uint64]*entry{},
+		programs:       map[string]map[uint64]struct{}{},
+		tombstones:     map[entryName]tombstone{},
+		carriedNames:   map[entryName]struct{}{},
+		missReason:     map[entryName]RepackReason{},
+		reservations:   map[*byte]*reservation{},
+		inserted:       map[*byte]struct{}{},
+		insertedStaged: map[uintptr]weak.Pointer[byte]{},
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
@@ -273,6 +278,7 @@ func (c *Cache) Close() error {
 	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
+	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
 	return nil
 }
 

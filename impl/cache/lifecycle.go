@@ -62,6 +62,7 @@ func (c *Cache) Finalize() error {
 	// collector, file space to garbage (counted, reclaimed by compaction).
 	clear(c.reservations)
 	clear(c.inserted)
+	clear(c.insertedStaged)
 	if !c.writable() {
 		return nil
 	}

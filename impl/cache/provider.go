@@ -3,6 +3,8 @@ package cache
 import (
 	"bytes"
 	"fmt"
+	"unsafe"
+	"weak"
 
 	"github.com/xpwc/xpwc/spec"
 )
@@ -201,13 +203,24 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		if _, ok := c.inserted[bufKey(packed)]; ok {
 			return Handle{}, ErrAlreadyInserted
 		}
+		if w, ok := c.insertedStaged[uintptr(unsafe.Pointer(bufKey(packed)))]; ok && w.Value() == bufKey(packed) {
+			return Handle{}, ErrAlreadyInserted
+		}
 		return Handle{}, ErrNotReserved
 	}
 	if len(packed) > len(r.buf) {
 		return Handle{}, fmt.Errorf("%w: %d packed bytes in a %d-byte reservation", ErrInvalidSize, len(packed), len(r.buf))
 	}
 	delete(c.reservations, bufKey(packed))
-	c.inserted[bufKey(packed)] = struct{}{}
+	if r.region != nil && r.region.staged {
+		// Weakly: a staged buffer is garbage once its bytes are written,
+		// and holding it to Finalize kept a whole cold launch's packed
+		// bytes (600 MB for llama-1184) on the heap. Once collected, its
+		// address may be another buffer's, which Value tells apart.
+		c.insertedStaged[uintptr(unsafe.Pointer(bufKey(packed)))] = weak.Make(bufKey(packed))
+	} else {
+		c.inserted[bufKey(packed)] = struct{}{}
+	}
 	data := r.buf[:len(packed):len(packed)]
 
 	if k.Weight != "" {

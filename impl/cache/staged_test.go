@@ -3,8 +3,10 @@ package cache_test
 import (
 	"bytes"
 	"os"
+	goruntime "runtime"
 	"syscall"
 	"testing"
+	"weak"
 
 	"github.com/stretchr/testify/require"
 
@@ -187,4 +189,38 @@ func stagedPowerLossAtEveryPoint(t *testing.T, format spec.Format) {
 			i++
 		}
 	}
+}
+
+// Nothing keeps a staged buffer alive once its bytes are written: the
+// cache's record of inserted reservations (for ErrAlreadyInserted) holds it
+// weakly. Holding it to Finalize kept a cold launch's whole packing on the
+// heap (VmHWM of a llama-1184 cold launch 1.18 GB instead of 0.59 GB). A
+// buffer still held is still known as inserted.
+func TestStagedBuffersNotRetained(t *testing.T) {
+	c := open(t, cache.Options{Path: tempPath(t)})
+	require.NoError(t, c.InitializeForProgram("P"))
+	var weaks []weak.Pointer[byte]
+	for _, k := range keys(8, 1) {
+		buf, err := c.ReserveSpace(1 << 20)
+		require.NoError(t, err)
+		fillPacked(k, buf)
+		_, err = c.LookUpOrInsert(k, buf)
+		require.NoError(t, err)
+		weaks = append(weaks, weak.Make(&buf[0]))
+	}
+	held, err := c.ReserveSpace(sizeOf(key("held", 1)))
+	require.NoError(t, err)
+	fillPacked(key("held", 1), held)
+	_, err = c.LookUpOrInsert(key("held", 1), held)
+	require.NoError(t, err)
+	goruntime.GC()
+	goruntime.GC()
+	for i, w := range weaks {
+		require.Nil(t, w.Value(), "staged buffer %d still reachable after its insert", i)
+	}
+	_, err = c.LookUpOrInsert(key("held", 1), held)
+	require.ErrorIs(t, err, cache.ErrAlreadyInserted)
+	_, err = c.LookUpOrInsert(key("other", 1), make([]byte, 64))
+	require.ErrorIs(t, err, cache.ErrNotReserved)
+	require.NoError(t, c.Finalize())
 }
