@@ -32,12 +32,14 @@ const DefaultPrefault = true
 // DefaultVerifyAhead is whether the prefault goroutine of a launch should
 // also check each entry's data ahead of the compute, from the last layer
 // backwards (cache.Options.VerifyAhead; with DefaultVerifyData and
-// DefaultPrefault). Off: on a quiet 2-core machine it made llama-1184's
-// first output 5-8% slower than populating only, in three runs: a layer
-// checked at its compute is still in the CPU cache for the multiply, one
-// checked ahead is read from memory twice (docs/benchmarks.md, "Verifying
-// ahead of the compute").
-const DefaultVerifyAhead = false
+// DefaultPrefault). On since the cache stages its writes: with the page
+// cache in large folios the walk's work is the checksum, not faults, and
+// in five quiet llama-1184 benches it brought the first output to
+// 0.85-0.99 of populating only (median 0.92). Before staged writes it was
+// 5-8% slower: a layer checked at its compute is still in the CPU cache
+// for the multiply, one checked ahead is read from memory twice
+// (docs/benchmarks.md, "Verifying ahead of the compute").
+const DefaultVerifyAhead = true
 
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
