@@ -1,8 +1,11 @@
 package docs
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,6 +75,36 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s imports %s: model and impl stay independent", p, imp)
 			case under(imp, "cmd") && !under(p, "cmd"), imp == "fuzz", imp == "docs":
 				t.Errorf("%s imports %s", p, imp)
+			}
+		}
+	}
+}
+
+// TestUnsafeInOneRoom: outside tests, only internal/rawmem imports unsafe,
+// and in kernels only the assembly glue (simd_amd64.go) does; every other
+// package views memory through rawmem's documented functions
+// (architecture.md).
+func TestUnsafeInOneRoom(t *testing.T) {
+	for p, imports := range goList(t) {
+		if slices.Contains(imports, "unsafe") && p != "internal/rawmem" && p != "kernels" {
+			t.Errorf("%s imports unsafe: use internal/rawmem", p)
+		}
+	}
+	files, err := filepath.Glob("../kernels/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || filepath.Base(name) == "simd_amd64.go" {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"unsafe"` {
+				t.Errorf("%s imports unsafe: only the assembly glue may", name)
 			}
 		}
 	}

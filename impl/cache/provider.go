@@ -3,9 +3,9 @@ package cache
 import (
 	"bytes"
 	"fmt"
-	"unsafe"
 	"weak"
 
+	"github.com/xpwc/xpwc/internal/rawmem"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -203,7 +203,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		if _, ok := c.inserted[bufKey(packed)]; ok {
 			return Handle{}, ErrAlreadyInserted
 		}
-		if w, ok := c.insertedStaged[uintptr(unsafe.Pointer(bufKey(packed)))]; ok && w.Value() == bufKey(packed) {
+		if w, ok := c.insertedStaged[rawmem.Addr(packed)]; ok && w.Value() == bufKey(packed) {
 			return Handle{}, ErrAlreadyInserted
 		}
 		return Handle{}, ErrNotReserved
@@ -217,7 +217,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		// and holding it to Finalize kept a whole cold launch's packed
 		// bytes (600 MB for llama-1184) on the heap. Once collected, its
 		// address may be another buffer's, which Value tells apart.
-		c.insertedStaged[uintptr(unsafe.Pointer(bufKey(packed)))] = weak.Make(bufKey(packed))
+		c.insertedStaged[rawmem.Addr(packed)] = weak.Make(bufKey(packed))
 	} else {
 		c.inserted[bufKey(packed)] = struct{}{}
 	}

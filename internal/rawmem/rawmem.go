@@ -81,7 +81,9 @@ func Float32Bytes(f []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
 }
 
-// Addr is the address of b's first element, for alignment checks. It is a
-// number, not a reference: it does not keep b alive, and Go may not move
-// heap objects today but promises nothing.
+// Addr is the address of b's first element, for alignment checks and as a
+// key that something else confirms (impl/cache keys staged buffers by it
+// and checks a weak pointer). It is a number, not a reference: it does not
+// keep b alive, and Go may not move heap objects today but promises
+// nothing.
 func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
