@@ -85,9 +85,9 @@ type reservation struct {
 
 // region is a span appended to the live file. With Options.MappedWrites it
 // is mapped read-write for a packer, and Finalize syncs it and turns it
-// read-only. A staged region
-// (the default; not Options.MappedWrites) is not mapped until its insert writes the packed
-// bytes into it (writeStaged), and then read-only: m is nil until then.
+// read-only. A staged region (the default) is not mapped until its insert
+// writes the packed bytes into it (writeStaged), and then read-only: m is
+// nil until then.
 type region struct {
 	m         vfs.Mapping
 	off       int64

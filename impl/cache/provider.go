@@ -119,8 +119,9 @@ func (c *Cache) verify(e *entry) bool {
 // a usable file the space is appended to it (fallocate first, so a full disk
 // is an error here and never a SIGBUS later) and the packer fills heap
 // memory that LookUpOrInsert writes into that space (with
-// Options.MappedWrites the space is mapped read-write instead); otherwise it is heap memory and the reason is recorded (G8). It fails only
-// for n <= 0 or after Close.
+// Options.MappedWrites the space is mapped read-write instead); otherwise
+// it is heap memory and the reason is recorded (G8). It fails only for
+// n <= 0 or after Close.
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)

@@ -406,11 +406,12 @@ func (c *Cache) reterminateV2(w *writer) {
 // syncRegions makes the stores into the regions durable and their pages
 // clean. One region is msync'ed (MS_SYNC): on Linux that is an fsync of the
 // mapped range of the file (vfs_fsync_range), so it also writes back the
-// bytes writeStaged wrote with pwrite into a staged region; several are written back by one
-// fdatasync of the file, which on Linux writes back every dirty page of the
-// file, mapped stores included, and cleans them just as msync(MS_SYNC) does
-// (msync(MS_SYNC) is an fsync of the range): one disk flush instead of one
-// per region (docs/cache.md has the measured difference).
+// bytes writeStaged wrote with pwrite into a staged region; several are
+// written back by one fdatasync of the file, which on Linux writes back
+// every dirty page of the file, mapped stores included, and cleans them
+// just as msync(MS_SYNC) does (msync(MS_SYNC) is an fsync of the range):
+// one disk flush instead of one per region (docs/cache.md has the measured
+// difference).
 func (c *Cache) syncRegions(rs []*region) {
 	var err error
 	if len(rs) == 1 {
