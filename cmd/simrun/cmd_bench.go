@@ -285,7 +285,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		WarmFirstOutputToOffByPrefault: map[string]float64{}, WarmChecksAheadByPrefault: map[string]float64{},
 		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
 		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
-		StagedWrites: true, ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
+		ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
 		WarmFirstOutputToSteadyByWrites: map[string]float64{},
 		UpgradeKernel:                   up.Name(), UpgradeRepacks: map[string]uint64{}, Relaunches: relaunches,
 	}
@@ -295,68 +295,39 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
 	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(),
 		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead}
+	rep.StagedWrites = !cfg.MappedWrites
 
 	// How far ahead a new file is allocated: the default, a GiB (large
-	// folios) and none, alternated; each cold launch is followed by a warm
-	// one on its file. Before the cold launches below, so the file every
+	// folios) and none. Before the cold launches below, so the file every
 	// later figure reads was written with the default.
 	aheads := []int64{cache.DefaultAllocateAhead, 1 << 30, -1}
-	aheadCold, aheadFirst := map[int64][]time.Duration{}, map[int64][]time.Duration{}
-	for i := range b.runs {
-		for j := range aheads {
-			c := cfg
-			c.AllocateAhead = aheads[(i+j)%len(aheads)]
-			r, err := b.cold(c, p.NumLayers())
-			if err != nil {
-				return nil, err
-			}
-			w, err := b.warm(cfg, p.NumLayers())
-			if err != nil {
-				return nil, err
-			}
-			aheadCold[c.AllocateAhead] = append(aheadCold[c.AllocateAhead], r.InitTime)
-			aheadFirst[c.AllocateAhead] = append(aheadFirst[c.AllocateAhead], w.InitTime+w.RunTime)
-			b.progress("allocate ahead %s %d/%d: cold init %v, warm first output %v", aheadName(c.AllocateAhead), i+1, b.runs,
-				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
-		}
+	aheadNames := make([]string, len(aheads))
+	for k, a := range aheads {
+		aheadNames[k] = aheadName(a)
 	}
-	for _, a := range aheads {
-		rep.ColdMSByAllocateAhead[aheadName(a)] = msOf(median(aheadCold[a]))
-		rep.WarmFirstOutputMSByAllocateAhead[aheadName(a)] = msOf(median(aheadFirst[a]))
+	byAhead, err := b.coldThenWarm("allocate ahead", cfg, p.NumLayers(), aheadNames,
+		func(c *runtime.LaunchConfig, k int) { c.AllocateAhead = aheads[k] }, 0)
+	if err != nil {
+		return nil, err
+	}
+	for k, n := range aheadNames {
+		rep.ColdMSByAllocateAhead[n] = byAhead[k].cold
+		rep.WarmFirstOutputMSByAllocateAhead[n] = byAhead[k].first
 	}
 
 	// How the cold launch writes: through mapped regions or staged in heap
-	// buffers and written at insert, alternated, each cold launch followed
-	// by a warm one on its file (whose page cache it left). Before the
-	// cold launches below, like the loop above.
-	writeModes := []bool{false, true}
-	writesCold, writesFirst, writesSteady := map[bool][]time.Duration{}, map[bool][]time.Duration{}, map[bool][]time.Duration{}
-	for i := range b.runs {
-		for j := range writeModes {
-			c := cfg
-			staged := writeModes[(i+j)%len(writeModes)]
-			c.MappedWrites = !staged
-			r, err := b.cold(c, p.NumLayers())
-			if err != nil {
-				return nil, err
-			}
-			wc := cfg
-			wc.SteadyRuns = 3
-			w, err := b.warm(wc, p.NumLayers())
-			if err != nil {
-				return nil, err
-			}
-			writesCold[staged] = append(writesCold[staged], r.InitTime)
-			writesFirst[staged] = append(writesFirst[staged], w.InitTime+w.RunTime)
-			writesSteady[staged] = append(writesSteady[staged], w.SteadyRunTime)
-			b.progress("writes %s %d/%d: cold init %v, warm first output %v", writesName(staged), i+1, b.runs,
-				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
-		}
+	// buffers and written at insert (cache.Options.MappedWrites); the warm
+	// launch after each reads the page cache it left.
+	writeModes := []string{"mapped", "staged"}
+	byWrites, err := b.coldThenWarm("writes", cfg, p.NumLayers(), writeModes,
+		func(c *runtime.LaunchConfig, k int) { c.MappedWrites = writeModes[k] == "mapped" }, 3)
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range writeModes {
-		rep.ColdMSByWrites[writesName(m)] = msOf(median(writesCold[m]))
-		rep.WarmFirstOutputMSByWrites[writesName(m)] = msOf(median(writesFirst[m]))
-		rep.WarmFirstOutputToSteadyByWrites[writesName(m)] = ratio(msOf(median(writesFirst[m])), msOf(median(writesSteady[m])))
+	for k, n := range writeModes {
+		rep.ColdMSByWrites[n] = byWrites[k].cold
+		rep.WarmFirstOutputMSByWrites[n] = byWrites[k].first
+		rep.WarmFirstOutputToSteadyByWrites[n] = ratio(byWrites[k].first, byWrites[k].steady)
 	}
 
 	// Cold: no file before each launch.
@@ -542,12 +513,45 @@ func (b *bencher) cold(cfg runtime.LaunchConfig, layers int) (runtime.LaunchRepo
 	return r, nil
 }
 
-// writesName names a write mode in the report (cache.Options.MappedWrites).
-func writesName(staged bool) string {
-	if staged {
-		return "staged"
+// coldWarm is one setting's medians in a coldThenWarm loop, in ms.
+type coldWarm struct{ cold, first, steady float64 }
+
+// coldThenWarm measures settings of a cold launch side by side: each round
+// launches, for every setting in an order rotating by round, a cold launch
+// of cfg with that setting (set applies setting k to a copy) followed by a
+// warm launch of cfg with steadyRuns on the file it wrote, whose page
+// cache it left. It returns each setting's medians: cold init, the warm
+// launch's first output and its steady inference.
+func (b *bencher) coldThenWarm(what string, cfg runtime.LaunchConfig, layers int, names []string,
+	set func(c *runtime.LaunchConfig, k int), steadyRuns int) ([]coldWarm, error) {
+	cold, first, steady := make([][]time.Duration, len(names)), make([][]time.Duration, len(names)), make([][]time.Duration, len(names))
+	for i := range b.runs {
+		for j := range names {
+			k := (i + j) % len(names)
+			c := cfg
+			set(&c, k)
+			r, err := b.cold(c, layers)
+			if err != nil {
+				return nil, err
+			}
+			wc := cfg
+			wc.SteadyRuns = steadyRuns
+			w, err := b.warm(wc, layers)
+			if err != nil {
+				return nil, err
+			}
+			cold[k] = append(cold[k], r.InitTime)
+			first[k] = append(first[k], w.InitTime+w.RunTime)
+			steady[k] = append(steady[k], w.SteadyRunTime)
+			b.progress("%s %s %d/%d: cold init %v, warm first output %v", what, names[k], i+1, b.runs,
+				r.InitTime.Round(time.Microsecond), (w.InitTime + w.RunTime).Round(time.Microsecond))
+		}
 	}
-	return "mapped"
+	out := make([]coldWarm, len(names))
+	for k := range names {
+		out[k] = coldWarm{msOf(median(cold[k])), msOf(median(first[k])), msOf(median(steady[k]))}
+	}
+	return out, nil
 }
 
 // aheadName names an AllocateAhead setting in the report: "region" for
