@@ -27,7 +27,7 @@ import (
 //
 // (or XPWC_UPDATE_DOCS=1).
 
-var update = flag.Bool("update", false, "rewrite guarantee-checks.md")
+var update = flag.Bool("update", false, "rewrite the generated docs: guarantee-checks.md and the API tables")
 
 // checkKind says which side of the design a check exercises.
 type checkKind int

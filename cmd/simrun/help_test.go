@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -14,25 +15,10 @@ import (
 // and its usage lines (the synopsis before the flag list) name every flag
 // the command defines.
 func TestHelpListsEveryFlag(t *testing.T) {
-	names := make([]string, 0, len(commands()))
-	for n := range commands() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	flagLine := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
-	for _, name := range names {
+	for _, name := range commandNames() {
 		for _, help := range []string{"-h", "--help"} {
-			var out, errOut bytes.Buffer
-			code := run(&env{stdout: &out, stderr: &errOut}, []string{name, help})
-			require.Equal(t, exitOK, code, "%s %s", name, help)
-			require.Empty(t, errOut.String(), "%s %s wrote to stderr", name, help)
-			text := out.String()
-			require.True(t, strings.HasPrefix(text, "usage: simrun "+name), "%s: %q", name, text)
-			loc := flagLine.FindStringIndex(text)
-			require.NotNil(t, loc, "%s lists no flags", name)
-			synopsis := text[:loc[0]]
-			for _, m := range flagLine.FindAllStringSubmatch(text, -1) {
-				f := m[1]
+			synopsis, flags := helpOf(t, name, help)
+			for _, f := range flags {
 				require.Regexp(t, `(^|[\s\[|])--?`+regexp.QuoteMeta(f)+`([\s\]|=]|$)`, synopsis,
 					"simrun %s: the usage lines do not mention --%s", name, f)
 			}
@@ -54,4 +40,75 @@ func TestUnknownCommandSuggests(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, exitUsage, run(&env{stdout: &out, stderr: &errOut}, []string{"zzzzzzzz"}))
 	require.NotContains(t, errOut.String(), "did you mean")
+}
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands()))
+	for n := range commands() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// helpOf runs `simrun NAME HELP` and returns its usage lines and the
+// flags its flag set defines (from the flag list the usage prints).
+func helpOf(t *testing.T, name, help string) (synopsis string, flags []string) {
+	t.Helper()
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	var out, errOut bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errOut}, []string{name, help})
+	require.Equal(t, exitOK, code, "%s %s", name, help)
+	require.Empty(t, errOut.String(), "%s %s wrote to stderr", name, help)
+	text := out.String()
+	require.True(t, strings.HasPrefix(text, "usage: simrun "+name), "%s: %q", name, text)
+	loc := flagLine.FindStringIndex(text)
+	require.NotNil(t, loc, "%s lists no flags", name)
+	for _, m := range flagLine.FindAllStringSubmatch(text, -1) {
+		flags = append(flags, m[1])
+	}
+	return text[:loc[0]], flags
+}
+
+// TestManualListsEveryFlag: docs/simrun.md's section of each command names
+// every flag the command's flag set defines, and no flag it does not
+// define, so a flag added, renamed or dropped fails here until the manual
+// says the same.
+func TestManualListsEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../docs/simrun.md")
+	require.NoError(t, err)
+	sections := map[string]string{}
+	for _, s := range regexp.MustCompile(`(?m)^## `).Split(string(b), -1)[1:] {
+		title, body, _ := strings.Cut(s, "\n")
+		sections[strings.TrimSpace(title)] = body
+	}
+	// A flag as the manual writes it: --name. A section may name another
+	// command's flag (a launch that a bench runs), but not one that none
+	// defines.
+	written := regexp.MustCompile(`(?:^|[^\w-])--([a-z][a-z0-9-]*)`)
+	defined := map[string]bool{}
+	for _, name := range commandNames() {
+		_, flags := helpOf(t, name, "--help")
+		for _, f := range flags {
+			defined[f] = true
+		}
+	}
+	for _, name := range commandNames() {
+		body, ok := sections[name]
+		if !ok {
+			t.Errorf("docs/simrun.md has no section ## %s", name)
+			continue
+		}
+		_, flags := helpOf(t, name, "--help")
+		for _, f := range flags {
+			if !regexp.MustCompile(`(^|[^\w-])--?` + regexp.QuoteMeta(f) + `([^\w-]|$)`).MatchString(body) {
+				t.Errorf("docs/simrun.md, ## %s, does not name --%s", name, f)
+			}
+		}
+		for _, m := range written.FindAllStringSubmatch(body, -1) {
+			if !defined[m[1]] {
+				t.Errorf("docs/simrun.md, ## %s, names --%s, which no command defines", name, m[1])
+			}
+		}
+	}
 }

@@ -110,7 +110,7 @@ type Options struct {
 	// (Stats.CarriedOver, docs/paths.md).
 	Format spec.Format
 	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
-	// to heap for this launch and record ReasonLockBusy (G8).
+	// to heap for this launch and record HeapLockBusy (G8).
 	LockWait time.Duration
 	// VerifyData says when data checksums are checked (G1).
 	VerifyData VerifyPolicy

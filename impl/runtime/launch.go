@@ -93,6 +93,8 @@ type LaunchConfig struct {
 
 // LaunchReport is what one launch found and did.
 type LaunchReport struct {
+	// CachePath, Program and Kernel name the cache file (LaunchConfig),
+	// the program and the kernel that packed and computed.
 	CachePath string
 	Program   string
 	Kernel    string
@@ -123,6 +125,10 @@ type LaunchReport struct {
 	HeapBytes    uint64
 	HeapByReason map[cache.HeapReason]uint64
 	FileBytes    uint64
+	// FileSize and GarbageBytes are the cache file's size and the part of
+	// it a rewrite would not keep (cache.Stats); Commits counts the
+	// launch's commits and CommitErr holds the last one's failure (G8: a
+	// failed commit is not a launch error).
 	FileSize     int64
 	GarbageBytes int64
 	Commits      uint64
@@ -140,8 +146,9 @@ type LaunchReport struct {
 	// and the digest of every layer's output (Result).
 	Output       []float32
 	OutputDigest uint64
-	// Verified reports, when LaunchConfig.Verify was set, that the outputs
-	// equal those of heap packing bit for bit; HeapDigest is the latter's.
+	// VerifyRan reports that LaunchConfig.Verify ran the program from heap
+	// packing too; Verified that the outputs then equal those of heap
+	// packing bit for bit; HeapDigest is the latter's.
 	VerifyRan  bool
 	Verified   bool
 	HeapDigest uint64
