@@ -156,8 +156,9 @@ func callName(e ast.Expr) string {
 	return ""
 }
 
-// walkGoFiles parses every Go file of the module (test files too when
-// tests is set; testdata and hidden directories skipped) and hands it to fn.
+// walkGoFiles parses every Go file of the module, comments included (test
+// files too when tests is set; testdata and hidden directories skipped),
+// and hands it to fn.
 func walkGoFiles(t *testing.T, tests bool, fn func(path string, f *ast.File)) {
 	t.Helper()
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
@@ -170,7 +171,7 @@ func walkGoFiles(t *testing.T, tests bool, fn func(path string, f *ast.File)) {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || !tests && strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}

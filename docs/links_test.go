@@ -1,9 +1,11 @@
 // Package docs holds the design reference; its test checks that the
 // reference stands alone: every link and file reference resolves inside
-// the repository.
+// the repository, from the pages and from the Go comments alike.
 package docs
 
 import (
+	"fmt"
+	"go/ast"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,7 +32,39 @@ var (
 	// What only the private notes this project grew from had: they are not
 	// in the repository, so a reader cannot follow them.
 	outsideRE = regexp.MustCompile(`DESIGN\.md|research notes|executorch-cache\.md|§`)
+	// A section cited by its heading: docs/cache.md, "Staged writes".
+	sectionRE = regexp.MustCompile(`((?:docs/)?[a-z-]+\.md),?\s+"([^"]+)"`)
+	// A file a Go comment names: any word ending in .md, or a repository
+	// path with a directory part.
+	commentFileRE = regexp.MustCompile(`(?:^|[\s(\x60])([A-Za-z0-9_./-]+\.md|(?:cmd|docs|faultinject|fuzz|impl|internal|kernels|model|sim|spec|conform)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(?:go|txtar|txt))\b`)
 )
+
+// sectionProblems returns what is wrong with the sections text cites by
+// heading (file, then the heading's words in quotes): the file must be
+// one of docs/ and have a heading that starts with the quoted words.
+func sectionProblems(t *testing.T, text string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range sectionRE.FindAllStringSubmatch(text, -1) {
+		path := filepath.Join(".", filepath.Base(m[1]))
+		if _, err := os.Stat(path); err != nil {
+			out = append(out, m[1]+" is not a page of docs/")
+			continue
+		}
+		want := strings.Join(strings.Fields(m[2]), " ")
+		found := false
+		for _, h := range headingRE.FindAllStringSubmatch(readPage(t, path), -1) {
+			if strings.HasPrefix(strings.ToLower(strings.ReplaceAll(h[1], "`", "")), strings.ToLower(want)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, m[1]+` has no heading "`+want+`"`)
+		}
+	}
+	return out
+}
 
 // anchor is GitHub's anchor for a heading.
 func anchor(h string) string {
@@ -111,5 +145,54 @@ func TestFileReferencesResolve(t *testing.T) {
 				t.Errorf("%s:%d: refers to notes outside the repository: %s", file, i+1, strings.TrimSpace(line))
 			}
 		}
+		for _, p := range sectionProblems(t, string(b)) {
+			t.Errorf("%s: cites a section that is not there: %s", file, p)
+		}
 	}
+}
+
+// TestGoCommentReferencesResolve: what the Go comments of the module cite
+// (test files included) is in the repository, as for the pages: a file
+// named in a comment exists (next to the Go file, under docs/ or from the
+// repository root), a section cited by heading is a heading of its page,
+// and nothing points at notes outside the repository.
+func TestGoCommentReferencesResolve(t *testing.T) {
+	checked := 0
+	walkGoFiles(t, true, func(path string, f *ast.File) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cg := range f.Comments {
+			text := strings.Join(strings.Fields(cg.Text()), " ")
+			line := 1 + strings.Count(string(src[:cg.Pos()-f.FileStart]), "\n")
+			where := fmt.Sprintf("%s:%d", path, line)
+			if outsideRE.MatchString(text) {
+				t.Errorf("%s: refers to notes outside the repository: %s", where, outsideRE.FindString(text))
+			}
+			for _, m := range commentFileRE.FindAllStringSubmatch(text, -1) {
+				checked++
+				if !strings.ContainsAny(m[1], "*<>") && !resolves(path, m[1]) {
+					t.Errorf("%s: %s is not in the repository", where, m[1])
+				}
+			}
+			for _, p := range sectionProblems(t, text) {
+				t.Errorf("%s: cites a section that is not there: %s", where, p)
+			}
+		}
+	})
+	if checked < 100 {
+		t.Errorf("checked %d file references in Go comments; the scan lost its way", checked)
+	}
+}
+
+// resolves reports whether name, cited in the Go file at path, is a file
+// next to it, under docs/ or at the repository root.
+func resolves(path, name string) bool {
+	for _, p := range []string{filepath.Join(filepath.Dir(path), name), filepath.Join(".", name), filepath.Join("..", name)} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -7,7 +7,7 @@
 //   - crashfs is an in-memory vfs.FS that keeps volatile and durable state
 //     apart and can simulate a process crash or a power loss after any
 //     operation, for guarantees G1, G2 and G3 under the crash model of
-//     DESIGN.md.
+//     docs/faults.md.
 //   - corrupt is the corruption matrix (G7, G1): damaged files of both
 //     formats through the parsers and through the cache.
 //   - crashpoint drives the cache through those seams: crash-point and

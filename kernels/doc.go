@@ -1,5 +1,5 @@
 // Package kernels holds the weight packers and the fully-connected compute
-// kernels that consume their output: what the cache stores (DESIGN.md).
+// kernels that consume their output: what the cache stores (docs/kernels.md).
 //
 // A Kernel is one packer + compute pair with a fixed packed layout in
 // XNNPACK's "goi" form: for every panel of nr output channels, nr biases,

@@ -1,6 +1,6 @@
 package spec
 
-// GuaranteeID names one guarantee of the reference design (DESIGN.md).
+// GuaranteeID names one guarantee of the reference design (docs/guarantees.md).
 // Tests, docs and invariants cite these IDs.
 type GuaranteeID string
 

@@ -137,7 +137,7 @@ const (
 )
 
 // CrashKind is the reach of a crash. The two follow the crash model of
-// DESIGN.md: a process crash keeps every completed write in the page cache;
+// docs/faults.md: a process crash keeps every completed write in the page cache;
 // power loss keeps only what was made durable.
 type CrashKind uint8
 

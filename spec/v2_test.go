@@ -121,7 +121,7 @@ func TestV2ExecuTorchRejections(t *testing.T) {
 		assert.Equal(t, spec.VersionError{Got: 1, Want: 2}, *ve)
 	})
 	t.Run("zero-entry trailer", func(t *testing.T) {
-		// What a save with no file-backed entries writes (§8 item 10c).
+		// What a save with no file-backed entries writes (docs/bugs.md, "18. Zero-entry trailers").
 		_, err := parseV2(etFooter(0, 0, 0x58505743, 2))
 		require.ErrorIs(t, err, spec.ErrEmptyIndex)
 		file := append(make([]byte, 4096), etFooter(4096, 0, 0x58505743, 2)...)

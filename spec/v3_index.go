@@ -138,7 +138,8 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		e.CRC = le.Uint32(b[44:])
 		// name_len is checked against the bytes actually left before it is
 		// used for anything, in int64 so that no value can wrap (the 32-bit
-		// wrap of ExecuTorch's bounds arithmetic, §8 item 3).
+		// wrap of ExecuTorch's bounds arithmetic, docs/bugs.md, "9. Forged
+		// or corrupt index fields").
 		nameLen := int64(le.Uint32(b[48:]))
 		if nameLen > rest-V3EntryFixedSize {
 			return entries[:good], 0, ferr(pos+48, "name_len", uint64(nameLen), ErrEntryOutOfBounds)

@@ -41,7 +41,8 @@ func TestV3RoundTrip(t *testing.T) {
 }
 
 // TestV3NamesSeparateWeightAndBias: "ab"+"c", "a"+"bc" and bias-less "abc"
-// are three entries (ExecuTorch's concatenation made them one, §8 item 5a).
+// are three entries (ExecuTorch's concatenation made them one, docs/bugs.md, "11. Key
+// without separator").
 func TestV3NamesSeparateWeightAndBias(t *testing.T) {
 	ws := []spectest.Weight{
 		{Key: spec.Key{Weight: "ab", Bias: "c"}, Data: []byte{1}},

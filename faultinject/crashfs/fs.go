@@ -1,5 +1,5 @@
 // Package crashfs is an in-memory vfs.FS that simulates the crash model of
-// DESIGN.md: it keeps, per file, the bytes in the page cache (volatile) apart
+// docs/faults.md: it keeps, per file, the bytes in the page cache (volatile) apart
 // from the bytes on disk (durable), and per directory the entries in memory
 // apart from the entries on disk, and it can crash in two ways:
 //

@@ -250,7 +250,7 @@ func (c *Cache) writeIndex(f vfs.File, idx []byte, off int64, gen uint64, durabl
 		// final SyncData would make both durable, but a power loss inside
 		// this window could otherwise keep the slot and lose the index,
 		// leaving the reader's fallback for damage to undo the commit
-		// (docs/format.md, "What step 3 protects").
+		// (docs/format.md, "Save protocol": what step 3 protects).
 		if err := f.SyncData(); err != nil {
 			return err
 		}

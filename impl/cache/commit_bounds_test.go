@@ -98,7 +98,7 @@ func (p *pathFails) MaybeError(op errorfs.Op) error {
 func (p *pathFails) String() string { return "pathFails" }
 
 // A commit appends rather than rewrites when it would leave exactly one
-// data page of garbage, whatever the ratio (docs/cache.md, "Compaction":
+// data page of garbage, whatever the ratio (docs/cache.md, "Space (G4)":
 // more than one page of garbage, so FileSize <= (1 + ratio) x live + one
 // page). A second launch that adds an entry of exactly one page to a file
 // leaves just that: the first commit's index block, padded to the page

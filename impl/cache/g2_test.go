@@ -17,7 +17,7 @@ var errCrashed = errors.New("test: process crashed here")
 
 // stopFS fails every mutating call from the n-th on (1-based), as if the
 // process died just before it: calls that completed stay in the page cache
-// (the process-crash model of DESIGN.md). Power loss is exercised by
+// (the process-crash model of docs/faults.md). Power loss is exercised by
 // faultinject/crashpoint on the crash-simulating filesystem.
 type stopFS struct {
 	vfs.FS

@@ -17,7 +17,7 @@ import (
 // backend reads every layer's packed bytes through Cache.Bytes right before
 // its compute, so each entry is checked there, once, while the compute is
 // about to read it, and initialization checks nothing
-// (docs/cache.md, "Verification policies"). A LaunchConfig whose
+// (docs/cache.md, "Data verification"). A LaunchConfig whose
 // VerifyData is empty uses it.
 const DefaultVerifyData = cache.VerifyOnCompute
 

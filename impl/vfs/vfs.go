@@ -7,7 +7,7 @@
 // the OS one in this package, the error-injecting wrapper and the
 // crash-simulating memory FS. Where the OS differs between platforms, the
 // contract states the Linux behaviour, which is what the crash model of
-// DESIGN.md assumes.
+// docs/faults.md assumes.
 package vfs
 
 import (

@@ -14,7 +14,7 @@ import (
 // probing, at most 4/5 full, grown by half again when full; a fingerprint
 // is already a uniform hash, so its top bits pick the slot (scaled to the
 // table's size, which need not be a power of two). Two states with one
-// fingerprint would count as one (docs/model.md, "Fingerprints", gives the
+// fingerprint would count as one (docs/model.md, "Memory and fingerprints", gives the
 // odds).
 type fpSet struct {
 	slots []uint64 // 0 marks a free slot
