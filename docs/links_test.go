@@ -6,6 +6,8 @@ package docs
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -195,4 +197,34 @@ func resolves(path, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestREADMEExamplesExist: every example the README's "Use it from Go"
+// names is an Example function of that package's tests, so the reader's
+// path from the README to a runnable example does not end in nothing.
+func TestREADMEExamplesExist(t *testing.T) {
+	_, sec, ok := strings.Cut(readPage(t, "../README.md"), "## Use it from Go")
+	if !ok {
+		t.Fatal(`README.md has no "## Use it from Go" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	named := regexp.MustCompile("\\| `([a-z/]+)` `(Example\\w*)` \\(`([a-z/_]+\\.go)`\\)").FindAllStringSubmatch(sec, -1)
+	if len(named) < 2 {
+		t.Fatalf("README's Use it from Go names %d examples; the test reads rows like | `impl/cache` `Example` (`impl/cache/example_test.go`)", len(named))
+	}
+	for _, m := range named {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", m[3]), nil, 0)
+		found := err == nil && strings.HasPrefix(m[3], m[1]+"/")
+		if found {
+			found = false
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == m[2] && fn.Recv == nil {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("README names %s's %s in %s; there is no such example", m[1], m[2], m[3])
+		}
+	}
 }
