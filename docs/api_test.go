@@ -33,8 +33,33 @@ var defaultsTables = []struct{ page, dir string }{
 	{"runtime.md", "impl/runtime"},
 }
 
-func tableMarkers(what string) (begin, end string) {
-	return "<!-- generated: " + what + " (go test ./docs -run APITables -update) -->\n", "<!-- end generated: " + what + " -->\n"
+func tableMarkers(what, test string) (begin, end string) {
+	return "<!-- generated: " + what + " (go test ./docs -run " + test + " -update) -->\n", "<!-- end generated: " + what + " -->\n"
+}
+
+// syncGenerated checks that the block of page between the markers of what
+// is want; with -update (or XPWC_UPDATE_DOCS=1) it rewrites the block
+// instead. The markers are placed by hand; test is the test that
+// regenerates the block.
+func syncGenerated(t *testing.T, page, what, test, want string) {
+	t.Helper()
+	text := readPage(t, page)
+	begin, end := tableMarkers(what, test)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Errorf("%s: no generated table of %s: place the lines\n%s%s", page, what, begin, end)
+		return
+	}
+	if text[i+len(begin):j] == want {
+		return
+	}
+	if *update || os.Getenv("XPWC_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(page, []byte(text[:i+len(begin)]+want+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the table of %s is stale: run go test ./docs -run %s -update", page, what, test)
 }
 
 func renderFields(t *testing.T, p goPkg, typ string) string {
@@ -79,53 +104,13 @@ func firstSentence(p goPkg, text string) string {
 	return strings.Join(strings.Fields(p.Synopsis(text)), " ")
 }
 
-// generatedBlocks returns the blocks page should hold, by marker.
-func generatedBlocks(t *testing.T) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	add := func(page, what, body string) {
-		if out[page] == nil {
-			out[page] = map[string]string{}
-		}
-		out[page][what] = body
-	}
+// TestAPITables: each generated table is what the code says now.
+func TestAPITables(t *testing.T) {
 	for _, a := range apiTables {
-		add(a.page, a.dir+" "+a.typ, renderFields(t, goDoc(t, a.dir), a.typ))
+		syncGenerated(t, a.page, a.dir+" "+a.typ, "APITables", renderFields(t, goDoc(t, a.dir), a.typ))
 	}
 	for _, d := range defaultsTables {
-		add(d.page, d.dir+" defaults", renderDefaults(t, goDoc(t, d.dir)))
-	}
-	return out
-}
-
-// TestAPITables: each generated table is what the code says now. With
-// -update (or XPWC_UPDATE_DOCS=1) the tables between the markers are
-// rewritten; the markers themselves are placed by hand.
-func TestAPITables(t *testing.T) {
-	for page, blocks := range generatedBlocks(t) {
-		text := readPage(t, page)
-		for what, want := range blocks {
-			begin, end := tableMarkers(what)
-			i := strings.Index(text, begin)
-			j := strings.Index(text, end)
-			if i < 0 || j < i {
-				t.Errorf("%s: no generated table of %s: place the lines\n%s%s", page, what, begin, end)
-				continue
-			}
-			got := text[i+len(begin) : j]
-			if got == want {
-				continue
-			}
-			if *update || os.Getenv("XPWC_UPDATE_DOCS") == "1" {
-				text = text[:i+len(begin)] + want + text[j:]
-				continue
-			}
-			t.Errorf("%s: the table of %s is stale: run go test ./docs -run APITables -update", page, what)
-		}
-		if *update || os.Getenv("XPWC_UPDATE_DOCS") == "1" {
-			if err := os.WriteFile(page, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		syncGenerated(t, d.page, d.dir+" defaults", "APITables", renderDefaults(t, goDoc(t, d.dir)))
 	}
 }
 
