@@ -33,7 +33,7 @@ var (
 	pathRE = regexp.MustCompile("`((?:cmd|docs|faultinject|fuzz|impl|kernels|model|sim|spec)/[A-Za-z0-9_./-]+\\.(?:go|md|txtar|txt))`")
 	// What only the private notes this project grew from had: they are not
 	// in the repository, so a reader cannot follow them.
-	outsideRE = regexp.MustCompile(`DESIGN\.md|research notes|executorch-cache\.md|§`)
+	outsideRE = regexp.MustCompile(`DESIGN\.md|research notes|executorch-cache\.md|testing-and-perf-facts|§`)
 	// A section cited by its heading: docs/cache.md, "Staged writes".
 	sectionRE = regexp.MustCompile(`((?:docs/)?[a-z-]+\.md),?\s+"([^"]+)"`)
 	// A file a Go comment names: any word ending in .md, or a repository
@@ -139,6 +139,12 @@ func TestFileReferencesResolve(t *testing.T) {
 				continue // a pattern, not a path
 			}
 			if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+				t.Errorf("%s: `%s` is not in the repository", file, m[1])
+			}
+		}
+		// Any page named in backquotes, with or without a directory.
+		for _, m := range regexp.MustCompile("`([A-Za-z0-9_./-]+\\.md)`").FindAllStringSubmatch(string(b), -1) {
+			if !resolves(file, m[1]) {
 				t.Errorf("%s: `%s` is not in the repository", file, m[1])
 			}
 		}
