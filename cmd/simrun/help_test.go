@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,6 +55,20 @@ func commandNames() []string {
 // helpOf runs `simrun NAME HELP` and returns its usage lines and the
 // flags its flag set defines (from the flag list the usage prints).
 func helpOf(t *testing.T, name, help string) (synopsis string, flags []string) {
+	synopsis, defs := helpDefaults(t, name, help)
+	for _, d := range defs {
+		flags = append(flags, d.name)
+	}
+	return synopsis, flags
+}
+
+// flagDefault is a flag and its default as the usage prints it: package
+// flag prints "(default X)" after a flag's usage unless X is the zero value
+// of its type, which is "" here (false, 0 and "" alike).
+type flagDefault struct{ name, def string }
+
+// helpDefaults is helpOf with each flag's default.
+func helpDefaults(t *testing.T, name, help string) (synopsis string, flags []flagDefault) {
 	t.Helper()
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
 	var out, errOut bytes.Buffer
@@ -64,8 +79,18 @@ func helpOf(t *testing.T, name, help string) (synopsis string, flags []string) {
 	require.True(t, strings.HasPrefix(text, "usage: simrun "+name), "%s: %q", name, text)
 	loc := flagLine.FindStringIndex(text)
 	require.NotNil(t, loc, "%s lists no flags", name)
-	for _, m := range flagLine.FindAllStringSubmatch(text, -1) {
-		flags = append(flags, m[1])
+	locs := flagLine.FindAllStringSubmatchIndex(text, -1)
+	def := regexp.MustCompile(`\(default "?([^"()]*)"?\)\s*$`)
+	for i, m := range locs {
+		end := len(text)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		d := flagDefault{name: text[m[2]:m[3]]}
+		if dm := def.FindStringSubmatch(text[m[1]:end]); dm != nil {
+			d.def = dm[1]
+		}
+		flags = append(flags, d)
 	}
 	return text[:loc[0]], flags
 }
@@ -110,5 +135,34 @@ func TestManualListsEveryFlag(t *testing.T) {
 				t.Errorf("docs/simrun.md, ## %s, names --%s, which no command defines", name, m[1])
 			}
 		}
+		// A flag table's default column says what the flag set's default is.
+		_, defs := helpDefaults(t, name, "--help")
+		for _, m := range regexp.MustCompile("(?m)^\\| `--([a-z-]+)` \\| ([^|]+) \\|").FindAllStringSubmatch(body, -1) {
+			for _, d := range defs {
+				if d.name == m[1] && !sameDefault(m[2], d.def) {
+					t.Errorf("docs/simrun.md, ## %s, gives --%s the default %q; its flag set's is %q", name, m[1], strings.TrimSpace(m[2]), d.def)
+				}
+			}
+		}
 	}
+}
+
+// sameDefault reports whether a manual's default cell states def: its
+// first word, without backquotes, with on and off for true and false. A
+// flag whose default is the zero value may be described in words
+// ("required", "registry default").
+func sameDefault(cell, def string) bool {
+	cell = strings.TrimSpace(cell)
+	w := strings.Trim(strings.Fields(cell)[0], "`")
+	switch w {
+	case "on":
+		w = "true"
+	case "off":
+		w = "false"
+	}
+	if def == "" {
+		_, err := strconv.ParseInt(w, 10, 64)
+		return w == "false" || w == "0" || w != "true" && err != nil && !strings.HasPrefix(cell, "`")
+	}
+	return w == def
 }
