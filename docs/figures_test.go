@@ -64,6 +64,12 @@ func TestExplorerFiguresCurrent(t *testing.T) {
 			t.Errorf("model.md: %s: %s states, %s transitions; now %d and %d", m[1], m[2], m[3], g.states, g.transitions)
 		}
 	}
+	// guarantees.md: "the reference design has no violation in N states".
+	if m := regexp.MustCompile(`the reference design has no violation in\s+([0-9,]+) states`).FindStringSubmatch(read("guarantees.md")); m == nil {
+		t.Error("guarantees.md: the reference's state count is not where this test looks for it")
+	} else if checked++; num(m[1]) != got["reference"].states {
+		t.Errorf("guarantees.md: the reference explores %s states, now %d", m[1], got["reference"].states)
+	}
 	// Any page quoting simrun explore's output at the default bounds:
 	// "design NAME: depth 14, N states, M transitions".
 	for _, page := range markdown(t) {
@@ -75,7 +81,7 @@ func TestExplorerFiguresCurrent(t *testing.T) {
 			}
 		}
 	}
-	if checked < 2*(len(got)-1)+2 {
+	if checked < 2*(len(got)-1)+3 {
 		t.Errorf("checked %d figures; the docs' phrasing moved away from what this test reads", checked)
 	}
 }
