@@ -55,6 +55,19 @@ func (r benchFields) in(name, key string) (float64, error) {
 	return v, nil
 }
 
+// msOf shows the milliseconds of several keys of a map, in order.
+func (r benchFields) msOf(name string, keys ...string) (string, error) {
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		v, err := r.in(name, k)
+		if err != nil {
+			return "", err
+		}
+		s[i] = fmt.Sprintf("%.1f", v)
+	}
+	return strings.Join(s, " / ") + " ms", nil
+}
+
 // nums reads several numbers at once.
 func (r benchFields) nums(names ...string) ([]float64, error) {
 	out := make([]float64, len(names))
@@ -127,26 +140,10 @@ var benchGoals = []benchGoal{
 		return fmt.Sprintf("%.0f", v), err
 	}, "0", func(r benchFields) (bool, error) { v, err := r.num("upgrade_next_misses"); return v == 0, err }},
 	{"warm first output by policy: on-compute / on-first-use / on-load / off", func(r benchFields) (string, error) {
-		var s []string
-		for _, p := range []string{"on-compute", "on-first-use", "on-load", "off"} {
-			v, err := r.in("warm_first_output_ms_by_policy", p)
-			if err != nil {
-				return "", err
-			}
-			s = append(s, fmt.Sprintf("%.1f", v))
-		}
-		return strings.Join(s, " / ") + " ms", nil
+		return r.msOf("warm_first_output_ms_by_policy", "on-compute", "on-first-use", "on-load", "off")
 	}, "", nil},
 	{"first output by prefault walk: none / populate / verify-ahead", func(r benchFields) (string, error) {
-		var s []string
-		for _, p := range []string{"none", "populate", "verify-ahead"} {
-			v, err := r.in("warm_first_output_ms_by_prefault", p)
-			if err != nil {
-				return "", err
-			}
-			s = append(s, fmt.Sprintf("%.1f", v))
-		}
-		return strings.Join(s, " / ") + " ms", nil
+		return r.msOf("warm_first_output_ms_by_prefault", "none", "populate", "verify-ahead")
 	}, "", nil},
 	{"cold init, staged / mapped writes; next warm first output, staged / mapped", func(r benchFields) (string, error) {
 		cs, err1 := r.in("cold_ms_by_writes", "staged")

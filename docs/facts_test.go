@@ -8,7 +8,6 @@ import (
 	"go/printer"
 	"go/token"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -36,22 +35,7 @@ type goPkg struct {
 // to the repository root) the way go doc reads them.
 func goDoc(t *testing.T, dir string) goPkg {
 	t.Helper()
-	fset := token.NewFileSet()
-	paths, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, p := range paths {
-		if strings.HasSuffix(p, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
+	fset, files := parsePackage(t, dir, parser.ParseComments)
 	p, err := doc.NewFromFiles(fset, files, module+dir)
 	if err != nil {
 		t.Fatal(err)

@@ -37,8 +37,15 @@ func halfName(life bool) string {
 // parseSpec parses spec's non-test files into one file set.
 func parseSpec(t *testing.T) (*token.FileSet, []*ast.File) {
 	t.Helper()
+	return parsePackage(t, "spec", 0)
+}
+
+// parsePackage parses the non-test files of the module's package in dir
+// (relative to the repository root) into one file set.
+func parsePackage(t *testing.T, dir string, mode parser.Mode) (*token.FileSet, []*ast.File) {
+	t.Helper()
 	fset := token.NewFileSet()
-	paths, err := filepath.Glob(filepath.Join("..", "spec", "*.go"))
+	paths, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +54,7 @@ func parseSpec(t *testing.T) (*token.FileSet, []*ast.File) {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, p, nil, mode|parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
