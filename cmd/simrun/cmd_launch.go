@@ -113,7 +113,10 @@ func cmdLaunch(e *env, args []string) int {
 
 	// Counted before the launch: the cache does not report how many entries
 	// it loaded, and a launch that hits nothing must still show them.
-	before := committedEntries(*cachePath)
+	found, before := committedEntries(*cachePath)
+	if note := conversionNote(*cachePath, found, cfg.Format, before); note != "" {
+		fmt.Fprint(e.stderr, "simrun launch: "+note)
+	}
 	rep, err := runtime.Launch(context.Background(), cfg)
 	if err != nil {
 		return fail(exitProblem, err)
@@ -202,29 +205,48 @@ func counts(prefix string, m map[string]uint64) string {
 	return prefix + " " + strings.Join(parts, ", ")
 }
 
-// committedEntries counts the entries of the index committed in the file at
-// path, or 0 if it has none that parses.
-func committedEntries(path string) int {
+// committedEntries returns the format of the file at path and the number
+// of entries of the index committed in it, or FormatUnknown and 0 if it
+// has none that parses.
+func committedEntries(path string) (spec.Format, int) {
 	f, size, err := openRegular(path)
 	if err != nil {
-		return 0
+		return spec.FormatUnknown, 0
 	}
 	defer f.Close()
 	ft, err := spec.DetectFormat(f, size)
 	if err != nil {
-		return 0
+		return spec.FormatUnknown, 0
 	}
 	switch ft {
 	case spec.FormatV3:
 		if v, err := spec.ParseV3(f, size); err == nil {
-			return len(v.Entries)
+			return ft, len(v.Entries)
 		}
 	case spec.FormatV2:
 		if v, err := spec.ParseV2(f, size); err == nil {
-			return len(v.Entries)
+			return ft, len(v.Entries)
 		}
 	}
-	return 0
+	return spec.FormatUnknown, 0
+}
+
+// conversionNote is what a launch that names format named says before it
+// converts a file of format got holding n entries, "" when it converts
+// nothing: a conversion is the user's to ask for, and from v2 it drops
+// what the launch does not look up (docs/paths.md).
+func conversionNote(path string, got, named spec.Format, n int) string {
+	if named == spec.FormatUnknown || got == spec.FormatUnknown || got == named {
+		return ""
+	}
+	what := "every entry is carried over"
+	if got == spec.FormatV2 {
+		what = "entries this launch does not look up are dropped"
+		if named == spec.FormatV3 {
+			what += "; ExecuTorch can no longer load the file"
+		}
+	}
+	return fmt.Sprintf("converting %s (%s, %d entries) to %s, as --format %s asks: %s\n", path, got, n, named, named, what)
 }
 
 var errUsage = errors.New("usage")

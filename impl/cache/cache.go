@@ -234,7 +234,12 @@ func Open(opts Options) (*Cache, error) {
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly
-		c.detectFormat = opts.Format == spec.FormatUnknown
+	}
+	if o.Format == spec.FormatUnknown {
+		// No format named: the file's is used once one is found
+		// (parseFile); until then, and for a new file, v3.
+		c.detectFormat = o.Path != ""
+		c.opts.Format = spec.FormatV3
 	}
 	return c, nil
 }

@@ -40,6 +40,10 @@ type pathRow struct {
 	untouched bool
 	// link: the path is a symbolic link and must still be one afterwards.
 	link bool
+	// format, when set, is the format of the file at the path after the
+	// launch; a v2 file must also still load in ExecuTorch's loader with
+	// every key of the launch.
+	format spec.Format
 }
 
 var pathKeys = keys(3, 1)
@@ -97,27 +101,27 @@ func pathRows() []pathRow {
 	v2 := func(t *testing.T, p string) { writeCache(t, p, spec.FormatV2) }
 	foreign := func(t *testing.T, p string) { require.NoError(t, os.WriteFile(p, foreignBytes, 0o755)) }
 	return []pathRow{
-		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: spec.LoadMissing},
-		{id: "our-v3", setup: plain(v3), load: spec.LoadOK, hits: 2},
-		{id: "our-v2", setup: plain(v2), load: spec.LoadOK, hits: 2},
-		{id: "executorch-v2", setup: plain(executorchFile), load: spec.LoadOK, hits: 2},
+		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: spec.LoadMissing, format: spec.FormatV3},
+		{id: "our-v3", setup: plain(v3), load: spec.LoadOK, hits: 2, format: spec.FormatV3},
+		{id: "our-v2", setup: plain(v2), load: spec.LoadOK, hits: 2, format: spec.FormatV2},
+		{id: "executorch-v2", setup: plain(executorchFile), load: spec.LoadOK, hits: 2, format: spec.FormatV2},
 		{id: "executorch-v2-named-v3", setup: func(t *testing.T, p string) cache.Options {
 			executorchFile(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV3}
-		}, load: spec.LoadOtherFormat, hits: 2},
+		}, load: spec.LoadOtherFormat, hits: 2, format: spec.FormatV3},
 		{id: "our-v3-named-v2", setup: func(t *testing.T, p string) cache.Options {
 			v3(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV2}
-		}, load: spec.LoadOtherFormat, hits: 2},
+		}, load: spec.LoadOtherFormat, hits: 2, format: spec.FormatV2},
 		{id: "damaged-cache", setup: plain(damaged), load: spec.LoadRejected},
 		{id: "foreign-file", setup: plain(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true},
 		{id: "foreign-file-replace", setup: func(t *testing.T, p string) cache.Options {
 			foreign(t, p)
 			return cache.Options{Path: p, ReplaceForeign: true}
 		}, load: spec.LoadRejected},
-		{id: "link-to-v3", setup: behind(v3), load: spec.LoadOK, hits: 2, link: true},
-		{id: "link-to-v2", setup: behind(v2), load: spec.LoadOK, hits: 2, link: true},
-		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: spec.LoadOK, hits: 2, link: true},
+		{id: "link-to-v3", setup: behind(v3), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV3},
+		{id: "link-to-v2", setup: behind(v2), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV2},
+		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV2},
 		{id: "link-to-damaged-cache", setup: behind(damaged), load: spec.LoadRejected, link: true},
 		{id: "link-to-foreign-file", setup: behind(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true, link: true},
 		{id: "dangling-link", setup: func(t *testing.T, p string) cache.Options {
@@ -222,7 +226,7 @@ func TestPathTable(t *testing.T) {
 			opts := row.setup(t, path)
 			before := snapshot(t, dir)
 
-			s := process(t, opts, pathKeys) // checks every byte served
+			s := managedProcess(t, opts, pathKeys) // checks every byte served
 			require.Equal(t, row.load, s.Load, "load error: %v", s.LoadErr)
 			require.Equal(t, row.hits, s.Hits)
 			if row.heap != "" {
@@ -239,7 +243,10 @@ func TestPathTable(t *testing.T) {
 			}
 			// Written: the next launch hits everything, and the file
 			// keeps the mode of what it replaced, or gets 0600.
-			require.Equal(t, uint64(len(pathKeys)), process(t, opts, pathKeys).Hits)
+			require.Equal(t, uint64(len(pathKeys)), managedProcess(t, opts, pathKeys).Hits)
+			if row.format != spec.FormatUnknown {
+				requireFormat(t, path, row.format, len(pathKeys))
+			}
 			fi, err := os.Stat(path)
 			require.NoError(t, err)
 			want := cache.DefaultFileMode
@@ -251,6 +258,37 @@ func TestPathTable(t *testing.T) {
 			require.Equal(t, want, fi.Mode().Perm())
 		})
 	}
+}
+
+// managedProcess is process with the cache from a cache.Manager, the way
+// runtime.Launch gets it: the path a user's launch takes, options
+// normalization included.
+func managedProcess(t testing.TB, opts cache.Options, ks []spec.Key) cache.Stats {
+	t.Helper()
+	c, release, err := cache.NewManager(nil).Get(opts)
+	require.NoError(t, err)
+	defer release()
+	launch(t, c, "P", ks)
+	require.NoError(t, c.Check())
+	return c.Stats()
+}
+
+// requireFormat checks the file at path is of format f with n entries; a
+// v2 file must also load in ExecuTorch's loader with all n.
+func requireFormat(t *testing.T, path string, f spec.Format, n int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	got, err := spec.DetectFormat(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.Equal(t, f, got, "format of the file afterwards")
+	if f != spec.FormatV2 {
+		return
+	}
+	v, err := spec.ExecuTorchLoad(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.True(t, v.Accepts, "ExecuTorch's loader rejects the file: %s", v.Rule)
+	require.Equal(t, n, v.Entries)
 }
 
 // modeOf reads the permission bits back from a snapshot value.
