@@ -164,8 +164,8 @@ type Cache struct {
 	// current program only (lock busy, allocation failed).
 	fileReason HeapReason
 	blocked    HeapReason
-	// readOnly: Options.ReadOnly, or the file system refused a write with
-	// EROFS. Loads and hits go on; nothing is written.
+	// readOnly: Options.ReadOnly, or a write was refused (EROFS, EACCES,
+	// EPERM: writeRefused). Loads and hits go on; nothing is written.
 	readOnly bool
 	// detectFormat: Options.Format was left unknown, so opts.Format follows
 	// the format of the file found at the path (v3 until one is found).
