@@ -62,7 +62,7 @@ type launchReport struct {
 func cmdLaunch(e *env, args []string) int {
 	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
 		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--verify-ahead=true|false]",
-		"              [--allocate-ahead BYTES] [--mapped-writes]",
+		"              [--allocate-ahead BYTES] [--mapped-writes] [--lock-wait DURATION]",
 		"              [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
@@ -73,6 +73,7 @@ func cmdLaunch(e *env, args []string) int {
 	verifyAhead := fs.Bool("verify-ahead", runtime.DefaultVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
 	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
+	lockWait := fs.Duration("lock-wait", runtime.DefaultLockWait, "how long to wait for a lock another process holds before packing to heap (0: do not wait)")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -94,7 +95,7 @@ func cmdLaunch(e *env, args []string) int {
 		return code
 	}
 	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
-		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped}
+		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped, LockWait: *lockWait}
 	var err error
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)

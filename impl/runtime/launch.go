@@ -41,6 +41,10 @@ const DefaultPrefault = true
 // (docs/benchmarks.md, "Verifying ahead of the compute").
 const DefaultVerifyAhead = true
 
+// DefaultLockWait is how long a launch should wait for a lock another
+// process holds before it packs to heap (cache.Options.LockWait).
+const DefaultLockWait = 0
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
