@@ -44,15 +44,19 @@ func runPlan() plan {
 
 // heapDigests runs every program from heap packing: the outputs every
 // file-backed launch must reproduce bit for bit.
-// The map is keyed by program and kernel name.
-func heapDigests(t *testing.T) map[string]uint64 {
+// The map is keyed by program and kernel name; the kernels are
+// proctest.Kernels unless named.
+func heapDigests(t *testing.T, kernelNames ...string) map[string]uint64 {
 	t.Helper()
+	if len(kernelNames) == 0 {
+		kernelNames = proctest.Kernels
+	}
 	out := map[string]uint64{}
 	reg := kernels.NewRegistry()
 	for _, name := range proctest.Programs {
 		p, err := proctest.Program(name)
 		require.NoError(t, err)
-		for _, kn := range proctest.Kernels {
+		for _, kn := range kernelNames {
 			k, ok := reg.Lookup(kn)
 			require.True(t, ok, kn)
 			rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{Program: p, Kernel: k})
