@@ -29,7 +29,9 @@ type herdReport struct {
 // herdRow is one line of `simrun herd`: rounds of n launches started at
 // once, as separate processes, on one new cache path, with one lock wait.
 type herdRow struct {
-	LockWaitMS float64 `json:"lock_wait_ms"`
+	// LockWait is the --lock-wait of the launches: a duration, or auto
+	// (runtime.LockWaitFor the program).
+	LockWait string `json:"lock_wait"`
 	N          int     `json:"n"`
 	Rounds     int     `json:"rounds"`
 	// WallMS is the median over rounds of the time from the first start
@@ -62,7 +64,7 @@ func cmdHerd(e *env, args []string) int {
 	model := fs.String("model", "", "preset name or program `file` (default: a program of --layers 512x512 layers written for the run)")
 	layers := fs.Int("layers", 24, "layers of the default program, 512x512 with bias each (about 1.05 MB packed)")
 	sizes := fs.String("sizes", "2,4,8,12", "herd `sizes`: launches started at once")
-	waits := fs.String("lock-waits", "0,50ms,200ms,1s", "lock `waits` to measure, comma-separated durations")
+	waits := fs.String("lock-waits", "0,100ms,500ms,2s,auto", "lock `waits` to measure, comma-separated: durations, or auto (the default of launch)")
 	rounds := fs.Int("rounds", 3, "herds per size and wait (the wall time is their median)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
@@ -79,9 +81,12 @@ func cmdHerd(e *env, args []string) int {
 	if err != nil || slices.ContainsFunc(ns, func(n int) bool { return n < 1 || n > 64 }) {
 		return usageError(e, "herd", "--sizes %q: want comma-separated counts from 1 to 64", *sizes)
 	}
-	ws, err := parseList(*waits, time.ParseDuration)
-	if err != nil || slices.ContainsFunc(ws, func(d time.Duration) bool { return d < 0 }) {
-		return usageError(e, "herd", "--lock-waits %q: want comma-separated durations, none negative", *waits)
+	ws, err := parseList(*waits, func(s string) (string, error) {
+		_, err := parseLockWait(s)
+		return s, err
+	})
+	if err != nil {
+		return usageError(e, "herd", "--lock-waits %q: want comma-separated durations or auto, none negative", *waits)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -109,7 +114,7 @@ func cmdHerd(e *env, args []string) int {
 	h := herd{exe: exe, dir: dir, model: *model}
 	// One cold launch alone: what packing costs a launch with no herd,
 	// the yardstick of a lock wait.
-	alone, err := h.measure(1, 0, *rounds)
+	alone, err := h.measure(1, "0", *rounds)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun herd: %v\n", err)
 		return exitProblem
@@ -123,7 +128,7 @@ func cmdHerd(e *env, args []string) int {
 				fmt.Fprintf(e.stderr, "simrun herd: %v\n", err)
 				return exitProblem
 			}
-			if w == 0 {
+			if d, err := time.ParseDuration(w); err == nil && d == 0 {
 				noWait[n] = row.WallMS
 			}
 			if base := noWait[n]; base > 0 {
@@ -131,7 +136,7 @@ func cmdHerd(e *env, args []string) int {
 			}
 			rows = append(rows, row)
 			if e.stderrIsTerminal() {
-				fmt.Fprintf(e.stderr, "lock wait %v, %d at once: %.0f ms\n", w, n, row.WallMS)
+				fmt.Fprintf(e.stderr, "lock wait %s, %d at once: %.0f ms\n", w, n, row.WallMS)
 			}
 		}
 	}
@@ -168,8 +173,8 @@ type herd struct {
 
 // measure runs rounds herds of n launches with lock wait w, each on a new
 // path.
-func (h *herd) measure(n int, w time.Duration, rounds int) (herdRow, error) {
-	row := herdRow{LockWaitMS: float64(w) / 1e6, N: n, Rounds: rounds}
+func (h *herd) measure(n int, w string, rounds int) (herdRow, error) {
+	row := herdRow{LockWait: w, N: n, Rounds: rounds}
 	walls := make([]time.Duration, 0, rounds)
 	for range rounds {
 		h.seq++
@@ -180,7 +185,7 @@ func (h *herd) measure(n int, w time.Duration, rounds int) (herdRow, error) {
 			outs[i] = &bytes.Buffer{}
 			// Args[0] "simrun": the test binary runs as simrun by that name.
 			cmds[i] = &exec.Cmd{Path: h.exe, Args: []string{"simrun", "launch", "--cache", path, "--model", h.model,
-				"--lock-wait", w.String(), "--json"}, Stdout: outs[i], Stderr: outs[i]}
+				"--lock-wait", w, "--json"}, Stdout: outs[i], Stderr: outs[i]}
 		}
 		start := time.Now()
 		for i, c := range cmds {
@@ -265,8 +270,8 @@ func printHerd(w io.Writer, rows []herdRow) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "lock wait\tat once\twall ms\tto wait 0\theap fallbacks\tpeak heap MB\tpeak RSS MB\tlongest fallback init ms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%v\t%d\t%.0f\t%.2f\t%d of %d\t%.1f\t%.0f\t%.0f\t\n",
-			time.Duration(r.LockWaitMS*1e6), r.N, r.WallMS, r.WallToNoWait, r.Fallbacks, r.Launches,
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%d of %d\t%.1f\t%.0f\t%.0f\t\n",
+			r.LockWait, r.N, r.WallMS, r.WallToNoWait, r.Fallbacks, r.Launches,
 			float64(r.PeakHeapBytes)/1e6, float64(r.PeakRSSBytes)/1e6, r.MaxFallbackInitMS)
 	}
 	_ = tw.Flush()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
@@ -73,7 +74,7 @@ func cmdLaunch(e *env, args []string) int {
 	verifyAhead := fs.Bool("verify-ahead", runtime.DefaultVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
 	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
-	lockWait := fs.Duration("lock-wait", runtime.DefaultLockWait, "how long to wait for a lock another process holds before packing to heap (0: do not wait)")
+	lockWait := fs.String("lock-wait", "auto", "how long to wait for a lock another process holds before packing to heap: a `duration` (0: do not wait) or auto (about what packing the model costs)")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -95,8 +96,11 @@ func cmdLaunch(e *env, args []string) int {
 		return code
 	}
 	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
-		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped, LockWait: *lockWait}
+		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped}
 	var err error
+	if cfg.LockWait, err = parseLockWait(*lockWait); err != nil {
+		return fail(exitUsage, err)
+	}
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)
 	}
@@ -262,6 +266,22 @@ func parseFormat(s string) (spec.Format, error) {
 		return spec.FormatUnknown, nil
 	}
 	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3, v2 or auto)", errUsage, s)
+}
+
+// parseLockWait reads --lock-wait into LaunchConfig.LockWait: auto is 0
+// (the runtime's choice), a zero duration negative (do not wait).
+func parseLockWait(s string) (time.Duration, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: --lock-wait %q (want auto or a duration such as 0, 200ms, 2s)", errUsage, s)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }
 
 // verifyPolicies are the data-checksum policies simrun offers, in the
