@@ -32,8 +32,8 @@ type herdRow struct {
 	// LockWait is the --lock-wait of the launches: a duration, or auto
 	// (runtime.LockWaitFor the program).
 	LockWait string `json:"lock_wait"`
-	N          int     `json:"n"`
-	Rounds     int     `json:"rounds"`
+	N        int    `json:"n"`
+	Rounds   int    `json:"rounds"`
 	// WallMS is the median over rounds of the time from the first start
 	// to the last exit; WallToNoWait divides it by the same n's median
 	// with lock wait 0, measured in the same run.

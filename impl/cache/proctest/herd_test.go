@@ -59,7 +59,7 @@ func TestHerdOnOnePath(t *testing.T) {
 		kids := make([]*proctest.Child, pl.children)
 		for i := range kids {
 			kids[i], err = proctest.Start(exe, proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches,
-				Seed: seed + uint64(round), LockWait: runtime.DefaultLockWait, Kernels: strings.Join(herdKernels, "+")})
+				Seed: seed + uint64(round), Kernels: strings.Join(herdKernels, "+")})
 			require.NoError(t, err)
 		}
 		for _, i := range rng.Perm(pl.children)[:pl.kills] {
