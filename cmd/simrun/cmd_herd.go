@@ -227,7 +227,7 @@ func (h *herd) measure(n int, w string, rounds int) (herdRow, error) {
 		}
 		_ = os.Remove(path)
 	}
-	row.WallMS = float64(medianDur(walls)) / 1e6
+	row.WallMS = msOf(median(walls))
 	return row, nil
 }
 
@@ -246,11 +246,6 @@ func checkHerdFile(path string) error {
 		return fmt.Errorf("the file the herd left: %w", err)
 	}
 	return nil
-}
-
-func medianDur(d []time.Duration) time.Duration {
-	slices.Sort(d)
-	return d[len(d)/2]
 }
 
 // parseList parses a comma-separated list with parse.
