@@ -456,6 +456,11 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 			fmt.Fprintf(w, "executorch: its loader rejects the file at offset %d (%s), then truncates it to 0 bytes\n", et.Offset, et.Rule)
 		}
 	}
+	if rep.Valid && rep.Format == spec.FormatV2.String() {
+		// What a user must know before handing an ExecuTorch file to a
+		// launch: only a named format converts it, and what that loses.
+		fmt.Fprintln(w, "launch:   stays v2 unless --format v3 is named, which converts it and drops the entries that launch does not look up")
+	}
 	verdict := "valid"
 	if !rep.Valid {
 		verdict = "INVALID"

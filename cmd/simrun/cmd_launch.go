@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
@@ -62,7 +63,7 @@ type launchReport struct {
 func cmdLaunch(e *env, args []string) int {
 	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
 		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--verify-ahead=true|false]",
-		"              [--allocate-ahead BYTES] [--mapped-writes]",
+		"              [--allocate-ahead BYTES] [--mapped-writes] [--lock-wait DURATION]",
 		"              [--verify] [--json] [--replace-foreign] [--read-only]")
 	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
 	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
@@ -73,6 +74,7 @@ func cmdLaunch(e *env, args []string) int {
 	verifyAhead := fs.Bool("verify-ahead", runtime.DefaultVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
 	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
+	lockWait := fs.String("lock-wait", "auto", "how long to wait for a lock another process holds before packing to heap: a `duration` (0: do not wait) or auto (about what packing the model costs)")
 	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
 	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
@@ -96,6 +98,9 @@ func cmdLaunch(e *env, args []string) int {
 	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
 		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped}
 	var err error
+	if cfg.LockWait, err = parseLockWait(*lockWait); err != nil {
+		return fail(exitUsage, err)
+	}
 	if cfg.Format, err = parseFormat(*format); err != nil {
 		return fail(exitUsage, err)
 	}
@@ -113,7 +118,10 @@ func cmdLaunch(e *env, args []string) int {
 
 	// Counted before the launch: the cache does not report how many entries
 	// it loaded, and a launch that hits nothing must still show them.
-	before := committedEntries(*cachePath)
+	found, before := committedEntries(*cachePath)
+	if note := conversionNote(*cachePath, found, cfg.Format, before); note != "" {
+		fmt.Fprint(e.stderr, "simrun launch: "+note)
+	}
 	rep, err := runtime.Launch(context.Background(), cfg)
 	if err != nil {
 		return fail(exitProblem, err)
@@ -202,29 +210,48 @@ func counts(prefix string, m map[string]uint64) string {
 	return prefix + " " + strings.Join(parts, ", ")
 }
 
-// committedEntries counts the entries of the index committed in the file at
-// path, or 0 if it has none that parses.
-func committedEntries(path string) int {
+// committedEntries returns the format of the file at path and the number
+// of entries of the index committed in it, or FormatUnknown and 0 if it
+// has none that parses.
+func committedEntries(path string) (spec.Format, int) {
 	f, size, err := openRegular(path)
 	if err != nil {
-		return 0
+		return spec.FormatUnknown, 0
 	}
 	defer f.Close()
 	ft, err := spec.DetectFormat(f, size)
 	if err != nil {
-		return 0
+		return spec.FormatUnknown, 0
 	}
 	switch ft {
 	case spec.FormatV3:
 		if v, err := spec.ParseV3(f, size); err == nil {
-			return len(v.Entries)
+			return ft, len(v.Entries)
 		}
 	case spec.FormatV2:
 		if v, err := spec.ParseV2(f, size); err == nil {
-			return len(v.Entries)
+			return ft, len(v.Entries)
 		}
 	}
-	return 0
+	return spec.FormatUnknown, 0
+}
+
+// conversionNote is what a launch that names format named says before it
+// converts a file of format got holding n entries, "" when it converts
+// nothing: a conversion is the user's to ask for, and from v2 it drops
+// what the launch does not look up (docs/paths.md).
+func conversionNote(path string, got, named spec.Format, n int) string {
+	if named == spec.FormatUnknown || got == spec.FormatUnknown || got == named {
+		return ""
+	}
+	what := "every entry is carried over"
+	if got == spec.FormatV2 {
+		what = "entries this launch does not look up are dropped"
+		if named == spec.FormatV3 {
+			what += "; ExecuTorch can no longer load the file"
+		}
+	}
+	return fmt.Sprintf("converting %s (%s, %d entries) to %s, as --format %s asks: %s\n", path, got, n, named, named, what)
 }
 
 var errUsage = errors.New("usage")
@@ -239,6 +266,22 @@ func parseFormat(s string) (spec.Format, error) {
 		return spec.FormatUnknown, nil
 	}
 	return spec.FormatUnknown, fmt.Errorf("%w: --format %q (want v3, v2 or auto)", errUsage, s)
+}
+
+// parseLockWait reads --lock-wait into LaunchConfig.LockWait: auto is 0
+// (the runtime's choice), a zero duration negative (do not wait).
+func parseLockWait(s string) (time.Duration, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: --lock-wait %q (want auto or a duration such as 0, 200ms, 2s)", errUsage, s)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }
 
 // verifyPolicies are the data-checksum policies simrun offers, in the

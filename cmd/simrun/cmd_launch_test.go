@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // A program read from a file launches like a preset: cold, then warm with
@@ -52,5 +53,7 @@ func TestLaunchProgramFile(t *testing.T) {
 // committedEntries counts a file's committed index and treats anything
 // else as none, so a launch on a rejected file reports 0 entries loaded.
 func TestCommittedEntries(t *testing.T) {
-	require.Zero(t, committedEntries(filepath.Join(t.TempDir(), "absent")))
+	f, n := committedEntries(filepath.Join(t.TempDir(), "absent"))
+	require.Zero(t, n)
+	require.Equal(t, spec.FormatUnknown, f)
 }

@@ -53,6 +53,7 @@ func commands() map[string]command {
 		"diff":    {cmdDiff, "compare two cache files entry by entry (SHA-256 of each entry's bytes)"},
 		"launch":  {cmdLaunch, "launch a model against a cache file"},
 		"bench":   {cmdBench, "benchmark cold and warm launches"},
+		"herd":    {cmdHerd, "measure launches started at once, as processes, on one cache path"},
 		"conform": {cmdConform, "check a cache in any language against the model through an adapter"},
 	}
 }

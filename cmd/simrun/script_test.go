@@ -36,6 +36,7 @@ func TestScripts(t *testing.T) {
 			"hostile":  cmdHostile,
 			"mkfifo":   cmdMkfifo,
 			"sleep":    cmdSleep,
+			"etfile":   cmdETFile,
 		},
 	})
 }
@@ -110,6 +111,22 @@ func cmdHostile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("hostile: N must be 0 to %d", len(files)-1)
 	}
 	ts.Check(files[n].File.Materialize(ts.MkAbs(args[1])))
+}
+
+// cmdETFile is "etfile NAME FILE": write the ExecuTorch-written file NAME
+// of spectest.ExecuTorchFiles (one.bin, three.bin, twosaves.bin,
+// reloaded.bin) to FILE.
+func cmdETFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: etfile NAME FILE")
+	}
+	for _, f := range spectest.ExecuTorchFiles() {
+		if f.Name == args[0] {
+			ts.Check(os.WriteFile(ts.MkAbs(args[1]), f.File, 0o600))
+			return
+		}
+	}
+	ts.Fatalf("etfile: no ExecuTorch file %q", args[0])
 }
 
 // cmdMkfifo is "mkfifo NAME": make a FIFO, which must never hang a command

@@ -164,8 +164,8 @@ type Cache struct {
 	// current program only (lock busy, allocation failed).
 	fileReason HeapReason
 	blocked    HeapReason
-	// readOnly: Options.ReadOnly, or the file system refused a write with
-	// EROFS. Loads and hits go on; nothing is written.
+	// readOnly: Options.ReadOnly, or a write was refused (EROFS, EACCES,
+	// EPERM: writeRefused). Loads and hits go on; nothing is written.
 	readOnly bool
 	// detectFormat: Options.Format was left unknown, so opts.Format follows
 	// the format of the file found at the path (v3 until one is found).
@@ -234,7 +234,12 @@ func Open(opts Options) (*Cache, error) {
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly
-		c.detectFormat = opts.Format == spec.FormatUnknown
+	}
+	if o.Format == spec.FormatUnknown {
+		// No format named: the file's is used once one is found
+		// (parseFile); until then, and for a new file, v3.
+		c.detectFormat = o.Path != ""
+		c.opts.Format = spec.FormatV3
 	}
 	return c, nil
 }

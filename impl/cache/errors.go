@@ -76,7 +76,9 @@ var (
 	// means a damaged cache file, replaced at the next commit.
 	ErrForeignFile = errors.New("cache: not a cache file")
 	// ErrReadOnly is returned by a write the cache refuses because it is
-	// read-only (Options.ReadOnly, or a read-only file system).
+	// read-only (Options.ReadOnly, a read-only file system, or a file this
+	// process may read and not write); Stats.FallbackErr wraps it around
+	// the system's error.
 	ErrReadOnly = errors.New("cache: read-only")
 )
 

@@ -78,12 +78,16 @@ func (c *Cache) load() HeapReason {
 		return HeapNotRegular
 	}
 	lk, err := acquireFile(c.fsys, c.opts.Path, vfs.LockShared, c.opts.LockWait, !c.readOnly)
-	if err != nil && (readOnlyFS(err) || c.readOnly && errors.Is(err, fs.ErrNotExist)) {
+	if err != nil && (writeRefused(err) || c.readOnly && errors.Is(err, fs.ErrNotExist)) {
 		// A read-only cache (a system image, a file system mounted
-		// read-only) may have no lock file and cannot create one. No xpwc
-		// writer can be active on it then: writers create the lock file
-		// before they write. The data file's shared lock still keeps an
-		// ExecuTorch writer out.
+		// read-only, a directory this user may read but not write) may
+		// have no lock file and cannot create one. No xpwc writer can be
+		// active on it then: writers create the lock file before they
+		// write. The data file's shared lock still keeps an ExecuTorch
+		// writer out.
+		if !c.readOnly {
+			c.stats.FallbackErr = fmt.Errorf("%w: %w", ErrReadOnly, err)
+		}
 		c.readOnly = true
 		lk, err = nil, nil
 	}

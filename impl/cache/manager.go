@@ -38,6 +38,7 @@ func NewManager(fs vfs.FS) *Manager {
 // a release function to call exactly once when done (further calls are
 // no-ops). A live cache opened with a different Format or VerifyData is
 // ErrOptionsMismatch: one file cannot be written two ways by one process.
+// Formats compare as named: none named (the file's) is neither v2 nor v3.
 func (m *Manager) Get(opts Options) (*Cache, func(), error) {
 	if opts.FS == nil {
 		opts.FS = m.fs

@@ -177,12 +177,14 @@ type Options struct {
 	_ struct{}
 }
 
-// normalized returns o with defaults filled in, or an *OptionsError.
+// normalized returns o with defaults filled in, or an *OptionsError. A
+// field whose zero value means "decide from the file" keeps it: Format
+// spec.FormatUnknown survives, so a Cache opened from normalized options
+// (the Manager's) still takes the file's format. Only Open turns it into
+// the format of a new file.
 func (o Options) normalized() (Options, error) {
 	switch o.Format {
-	case spec.FormatUnknown:
-		o.Format = spec.FormatV3
-	case spec.FormatV2, spec.FormatV3:
+	case spec.FormatUnknown, spec.FormatV2, spec.FormatV3:
 	default:
 		return o, &OptionsError{Field: "Format", Value: o.Format.String()}
 	}

@@ -66,8 +66,13 @@ func foreignOrCorrupt(f vfs.File, size int64, detectErr error) error {
 	return detectErr
 }
 
-// readOnlyFS reports whether err says the file system is mounted read-only.
-func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
+// writeRefused reports whether err says this process may not write the
+// file: a file system mounted read-only (EROFS), or permission to read
+// without permission to write (EACCES, EPERM), as a cache installed by a
+// package or an image is. Either way the cache is used read-only.
+func writeRefused(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
 
 // writable reports whether this cache may write its file at all.
 func (c *Cache) writable() bool {

@@ -5,11 +5,13 @@ package cache_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,6 +42,15 @@ type pathRow struct {
 	untouched bool
 	// link: the path is a symbolic link and must still be one afterwards.
 	link bool
+	// format, when set, is the format of the file at the path after the
+	// launch; a v2 file must also still load in ExecuTorch's loader with
+	// every key of the launch.
+	format spec.Format
+	// unprivileged: the launches run as a user who may read the file and
+	// may not write it or its directory (launchUnprivileged); errno is
+	// then the error Stats.FallbackErr must hold.
+	unprivileged bool
+	errno        syscall.Errno
 }
 
 var pathKeys = keys(3, 1)
@@ -97,27 +108,27 @@ func pathRows() []pathRow {
 	v2 := func(t *testing.T, p string) { writeCache(t, p, spec.FormatV2) }
 	foreign := func(t *testing.T, p string) { require.NoError(t, os.WriteFile(p, foreignBytes, 0o755)) }
 	return []pathRow{
-		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: spec.LoadMissing},
-		{id: "our-v3", setup: plain(v3), load: spec.LoadOK, hits: 2},
-		{id: "our-v2", setup: plain(v2), load: spec.LoadOK, hits: 2},
-		{id: "executorch-v2", setup: plain(executorchFile), load: spec.LoadOK, hits: 2},
+		{id: "nothing", setup: plain(func(*testing.T, string) {}), load: spec.LoadMissing, format: spec.FormatV3},
+		{id: "our-v3", setup: plain(v3), load: spec.LoadOK, hits: 2, format: spec.FormatV3},
+		{id: "our-v2", setup: plain(v2), load: spec.LoadOK, hits: 2, format: spec.FormatV2},
+		{id: "executorch-v2", setup: plain(executorchFile), load: spec.LoadOK, hits: 2, format: spec.FormatV2},
 		{id: "executorch-v2-named-v3", setup: func(t *testing.T, p string) cache.Options {
 			executorchFile(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV3}
-		}, load: spec.LoadOtherFormat, hits: 2},
+		}, load: spec.LoadOtherFormat, hits: 2, format: spec.FormatV3},
 		{id: "our-v3-named-v2", setup: func(t *testing.T, p string) cache.Options {
 			v3(t, p)
 			return cache.Options{Path: p, Format: spec.FormatV2}
-		}, load: spec.LoadOtherFormat, hits: 2},
+		}, load: spec.LoadOtherFormat, hits: 2, format: spec.FormatV2},
 		{id: "damaged-cache", setup: plain(damaged), load: spec.LoadRejected},
 		{id: "foreign-file", setup: plain(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true},
 		{id: "foreign-file-replace", setup: func(t *testing.T, p string) cache.Options {
 			foreign(t, p)
 			return cache.Options{Path: p, ReplaceForeign: true}
 		}, load: spec.LoadRejected},
-		{id: "link-to-v3", setup: behind(v3), load: spec.LoadOK, hits: 2, link: true},
-		{id: "link-to-v2", setup: behind(v2), load: spec.LoadOK, hits: 2, link: true},
-		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: spec.LoadOK, hits: 2, link: true},
+		{id: "link-to-v3", setup: behind(v3), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV3},
+		{id: "link-to-v2", setup: behind(v2), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV2},
+		{id: "link-to-executorch-v2", setup: behind(executorchFile), load: spec.LoadOK, hits: 2, link: true, format: spec.FormatV2},
 		{id: "link-to-damaged-cache", setup: behind(damaged), load: spec.LoadRejected, link: true},
 		{id: "link-to-foreign-file", setup: behind(foreign), load: spec.LoadRejected, heap: cache.HeapForeign, untouched: true, link: true},
 		{id: "dangling-link", setup: func(t *testing.T, p string) cache.Options {
@@ -173,6 +184,24 @@ func pathRows() []pathRow {
 			v3(t, p)
 			return cache.Options{Path: p, ReadOnly: true}
 		}, load: spec.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true},
+		{id: "unwritable-directory", setup: func(t *testing.T, p string) cache.Options {
+			// A cache installed by a package: readable, in a directory
+			// the user cannot write, and no lock file.
+			v3(t, p)
+			require.NoError(t, os.Remove(p+".lock"))
+			require.NoError(t, os.Chmod(p, 0o644))
+			lockDir(t, filepath.Dir(p), 0o555)
+			return cache.Options{Path: p}
+		}, load: spec.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true, unprivileged: true, errno: syscall.EACCES},
+		{id: "unwritable-file", setup: func(t *testing.T, p string) cache.Options {
+			// The file and its lock file readable, not writable; the
+			// directory writable by everyone.
+			v3(t, p)
+			require.NoError(t, os.Chmod(p, 0o444))
+			require.NoError(t, os.Chmod(p+".lock", 0o444))
+			lockDir(t, filepath.Dir(p), 0o777)
+			return cache.Options{Path: p}
+		}, load: spec.LoadOK, hits: 2, heap: cache.HeapReadOnly, untouched: true, unprivileged: true, errno: syscall.EACCES},
 		{id: "locked-by-peer", setup: func(t *testing.T, p string) cache.Options {
 			// ExecuTorch's writer holds LOCK_EX on the data file (a second
 			// open file description conflicts like another process).
@@ -222,7 +251,13 @@ func TestPathTable(t *testing.T) {
 			opts := row.setup(t, path)
 			before := snapshot(t, dir)
 
-			s := process(t, opts, pathKeys) // checks every byte served
+			var s cache.Stats
+			if row.unprivileged {
+				s = launchUnprivileged(t, opts.Path)
+				require.ErrorIs(t, s.FallbackErr, row.errno)
+			} else {
+				s = managedProcess(t, opts, pathKeys) // checks every byte served
+			}
 			require.Equal(t, row.load, s.Load, "load error: %v", s.LoadErr)
 			require.Equal(t, row.hits, s.Hits)
 			if row.heap != "" {
@@ -239,7 +274,10 @@ func TestPathTable(t *testing.T) {
 			}
 			// Written: the next launch hits everything, and the file
 			// keeps the mode of what it replaced, or gets 0600.
-			require.Equal(t, uint64(len(pathKeys)), process(t, opts, pathKeys).Hits)
+			require.Equal(t, uint64(len(pathKeys)), managedProcess(t, opts, pathKeys).Hits)
+			if row.format != spec.FormatUnknown {
+				requireFormat(t, path, row.format, len(pathKeys))
+			}
 			fi, err := os.Stat(path)
 			require.NoError(t, err)
 			want := cache.DefaultFileMode
@@ -251,6 +289,135 @@ func TestPathTable(t *testing.T) {
 			require.Equal(t, want, fi.Mode().Perm())
 		})
 	}
+}
+
+// managedProcess is process with the cache from a cache.Manager, the way
+// runtime.Launch gets it: the path a user's launch takes, options
+// normalization included.
+func managedProcess(t testing.TB, opts cache.Options, ks []spec.Key) cache.Stats {
+	t.Helper()
+	c, release, err := cache.NewManager(nil).Get(opts)
+	require.NoError(t, err)
+	defer release()
+	launch(t, c, "P", ks)
+	require.NoError(t, c.Check())
+	return c.Stats()
+}
+
+// lockDir sets dir's mode for the test and gives it back afterwards, so
+// the test's clean-up can remove what is in it.
+func lockDir(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	require.NoError(t, os.Chmod(dir, mode))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+}
+
+// unprivilegedEnv selects the child role of TestPathTableChild: its value
+// is the cache path.
+const unprivilegedEnv = "XPWC_PATHS_UNPRIVILEGED"
+
+// childStats is what the child reports of its launch's Stats.
+type childStats struct {
+	Load        spec.LoadOutcome
+	LoadErr     string
+	Hits        uint64
+	HeapBytes   map[cache.HeapReason]uint64
+	FallbackErr string
+	Errno       syscall.Errno
+}
+
+// TestPathTableChild is the unprivileged launcher of launchUnprivileged:
+// one launch over pathKeys through a Manager, every byte served checked.
+func TestPathTableChild(t *testing.T) {
+	path := os.Getenv(unprivilegedEnv)
+	if path == "" {
+		t.Skip("runs only as the unprivileged child of TestPathTable")
+	}
+	s := managedProcess(t, cache.Options{Path: path}, pathKeys)
+	out := childStats{Load: s.Load, Hits: s.Hits, HeapBytes: s.HeapBytes}
+	if s.LoadErr != nil {
+		out.LoadErr = s.LoadErr.Error()
+	}
+	if s.FallbackErr != nil {
+		out.FallbackErr = s.FallbackErr.Error()
+		errors.As(s.FallbackErr, &out.Errno)
+	}
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	fmt.Printf("STATS %s\n", b)
+}
+
+// launchUnprivileged runs one launch on path as a user who may not write
+// it: this process when it is not root (the rows take write permission
+// from the owner too), otherwise the test binary re-executed as uid and
+// gid 65534 (nobody), since root writes any file whatever its mode. The
+// binary is copied where that user can run it, and the path's parent
+// directories opened to it.
+func launchUnprivileged(t *testing.T, path string) cache.Stats {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return managedProcess(t, cache.Options{Path: path}, pathKeys)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	binDir := t.TempDir()
+	require.NoError(t, os.Chmod(binDir, 0o755))
+	copyExe := filepath.Join(binDir, "cache.test")
+	require.NoError(t, os.WriteFile(copyExe, bin, 0o755))
+	for d := filepath.Dir(filepath.Dir(path)); d != "/" && d != "."; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		require.NoError(t, err)
+		if fi.Mode().Perm()&0o005 != 0o005 {
+			require.NoError(t, os.Chmod(d, fi.Mode().Perm()|0o005))
+		}
+		if d == os.TempDir() {
+			break
+		}
+	}
+	for d := filepath.Dir(binDir); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(d, fi.Mode().Perm()|0o005))
+	}
+	cmd := exec.Command(copyExe, "-test.run=^TestPathTableChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), unprivilegedEnv+"="+path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Dir = binDir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "unprivileged launch:\n%s", out)
+	_, line, ok := bytes.Cut(out, []byte("STATS "))
+	require.True(t, ok, "no stats from the unprivileged launch:\n%s", out)
+	line, _, _ = bytes.Cut(line, []byte("\n"))
+	var cs childStats
+	require.NoError(t, json.Unmarshal(line, &cs))
+	s := cache.Stats{Load: cs.Load, Hits: cs.Hits, HeapBytes: cs.HeapBytes}
+	if cs.LoadErr != "" {
+		s.LoadErr = errors.New(cs.LoadErr)
+	}
+	if cs.FallbackErr != "" {
+		s.FallbackErr = fmt.Errorf("%s: %w", cs.FallbackErr, cs.Errno)
+	}
+	return s
+}
+
+// requireFormat checks the file at path is of format f with n entries; a
+// v2 file must also load in ExecuTorch's loader with all n.
+func requireFormat(t *testing.T, path string, f spec.Format, n int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	got, err := spec.DetectFormat(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.Equal(t, f, got, "format of the file afterwards")
+	if f != spec.FormatV2 {
+		return
+	}
+	v, err := spec.ExecuTorchLoad(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	require.True(t, v.Accepts, "ExecuTorch's loader rejects the file: %s", v.Rule)
+	require.Equal(t, n, v.Entries)
 }
 
 // modeOf reads the permission bits back from a snapshot value.

@@ -29,7 +29,7 @@ const (
 	HeapClosed       HeapReason = "closed"        // reserved after Close
 	HeapNotRegular   HeapReason = "not-regular"   // the path is a FIFO, device, socket or directory
 	HeapForeign      HeapReason = "foreign-file"  // the path holds a file that is not a cache file
-	HeapReadOnly     HeapReason = "read-only"     // Options.ReadOnly, or the file system is read-only
+	HeapReadOnly     HeapReason = "read-only"     // Options.ReadOnly, or the file may be read, not written (EROFS, EACCES, EPERM; error in FallbackErr)
 )
 
 // Stats is a snapshot of a cache's counters and space accounting.

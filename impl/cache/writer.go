@@ -45,7 +45,7 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 		return HeapNotRegular, err
 	}
 	lk, err := acquire(c.fsys, c.opts.Path, vfs.LockExclusive, c.opts.LockWait)
-	if err != nil && readOnlyFS(err) {
+	if err != nil && writeRefused(err) {
 		c.readOnly = true
 		return HeapReadOnly, fmt.Errorf("%w: %w", ErrReadOnly, err)
 	}
@@ -63,7 +63,7 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 	c.removeTemps()
 
 	f, err := c.openLive(os.O_RDWR)
-	if readOnlyFS(err) {
+	if writeRefused(err) {
 		_ = lk.release()
 		c.readOnly = true
 		return HeapReadOnly, fmt.Errorf("%w: %w", ErrReadOnly, err)

@@ -41,6 +41,35 @@ const DefaultPrefault = true
 // (docs/benchmarks.md, "Verifying ahead of the compute").
 const DefaultVerifyAhead = true
 
+// A launch that finds the lock busy waits about what packing its program
+// would cost, within [MinLockWait, MaxLockWait] (LockWaitFor), never
+// longer. In a herd of launches on one new path (docs/benchmarks.md, "A
+// herd of launches") a wait shorter than one cold launch left most
+// launches packing to heap, each holding its whole packing in dirty
+// memory; a wait as long as one cold launch let every launch load what
+// the first one committed. Waiting longer buys nothing from a writer that
+// is packing the same program, and bounds what a launch loses behind a
+// holder that keeps the lock (an ExecuTorch writer holds it for its
+// life): at most one packing's time, then it packs as it would have.
+const (
+	// MinLockWait covers a holder committing a small program and the
+	// scheduling of processes started at once.
+	MinLockWait = 50 * time.Millisecond
+	// MaxLockWait bounds the wait of the largest programs.
+	MaxLockWait = 5 * time.Second
+	// lockWaitPerMiB is a cold launch's time per MiB of weights: llama-1184
+	// (593 MB packed) took 744-1,862 ms cold on the benchmark machine.
+	lockWaitPerMiB = 2 * time.Millisecond
+)
+
+// LockWaitFor is the lock wait of a launch of p when LaunchConfig.LockWait
+// is 0: lockWaitPerMiB per MiB of p's f32 weights, within [MinLockWait,
+// MaxLockWait].
+func LockWaitFor(p *Program) time.Duration {
+	mib := p.TotalWeights() * 4 >> 20
+	return min(max(time.Duration(mib)*lockWaitPerMiB, MinLockWait), MaxLockWait)
+}
+
 // LaunchConfig describes one process launch of a program against a cache.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
@@ -65,7 +94,11 @@ type LaunchConfig struct {
 	// suits this runtime, not the cache's zero value, which is for callers
 	// that compute from a look-up's pointer and never call Bytes.
 	VerifyData spec.VerifyPolicyID
-	// Format, LockWait, ReplaceForeign, ReadOnly, Prefault, VerifyAhead,
+	// LockWait is how long to wait for a lock another process holds
+	// before packing to heap: 0 means LockWaitFor(Program), a negative
+	// value does not wait.
+	//
+	// Format, ReplaceForeign, ReadOnly, Prefault, VerifyAhead,
 	// AllocateAhead and MappedWrites are passed to cache.Options.
 	Format         spec.Format
 	LockWait       time.Duration
@@ -178,11 +211,25 @@ func verifyPolicy(id spec.VerifyPolicyID) (cache.VerifyPolicy, error) {
 func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
 	return cache.Options{
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
-		VerifyData: verify, LockWait: cfg.LockWait,
+		VerifyData: verify, LockWait: lockWait(cfg),
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
 		MappedWrites: cfg.MappedWrites,
 	}
+}
+
+// lockWait resolves LaunchConfig.LockWait: 0 is LockWaitFor(Program),
+// negative no wait.
+func lockWait(cfg LaunchConfig) time.Duration {
+	switch {
+	case cfg.LockWait < 0:
+		return 0
+	case cfg.LockWait == 0 && cfg.Program != nil:
+		return LockWaitFor(cfg.Program)
+	case cfg.LockWait == 0:
+		return MinLockWait
+	}
+	return cfg.LockWait
 }
 
 // Launch performs one launch: open the cache for CachePath, initialize the

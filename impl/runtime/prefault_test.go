@@ -59,3 +59,28 @@ func TestLaunchPassesCacheOptions(t *testing.T) {
 		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
 	require.Equal(t, want, got)
 }
+
+// LaunchConfig.LockWait 0 is the program's LockWaitFor, about what packing
+// it costs within [MinLockWait, MaxLockWait]; negative does not wait.
+func TestLaunchLockWait(t *testing.T) {
+	small, err := Preset(PresetSmall, 1)
+	require.NoError(t, err)
+	llama, err := Preset(PresetLlama1184, 1)
+	require.NoError(t, err)
+	require.Equal(t, MinLockWait, LockWaitFor(small))
+	// 564 MiB of f32 weights: 1.128 s, within llama-1184's measured
+	// cold launches (744-1,862 ms).
+	require.Equal(t, 564*lockWaitPerMiB, LockWaitFor(llama))
+	for _, tc := range []struct {
+		set, want time.Duration
+		p         *Program
+	}{
+		{0, LockWaitFor(llama), llama},
+		{0, MinLockWait, small},
+		{-1, 0, llama},
+		{300 * time.Millisecond, 300 * time.Millisecond, llama},
+	} {
+		got := cacheOptions(LaunchConfig{Program: tc.p, LockWait: tc.set}, cache.VerifyOnLoad).LockWait
+		require.Equal(t, tc.want, got, "LockWait %v", tc.set)
+	}
+}

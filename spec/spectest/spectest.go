@@ -244,3 +244,97 @@ func benchKey(i int) spec.Key {
 	}
 	return k
 }
+
+// ExecuTorchV2 lays a v2 file out save by save as ExecuTorch's own cache
+// does (measured on its code, Linux x86_64): each save appends its regions
+// page-aligned after whatever the file holds, the previous trailer
+// included, which stays behind as dead bytes between data regions; the
+// new trailer starts at the next page boundary and lists every entry, in
+// its hash map's order (observed: reverse insertion order). A re-pack of a
+// name (a seed mismatch) leaves the old region dead and points the name at
+// the new one.
+type ExecuTorchV2 struct {
+	PageSize int
+	File     []byte
+	// Entries in the order the last trailer lists them.
+	Entries []spec.Entry
+}
+
+// Save appends ws and writes the trailer, as a finalize with auto-save does.
+func (b *ExecuTorchV2) Save(ws []Weight) {
+	page := uint64(b.PageSize)
+	for _, w := range ws {
+		off := alignUp(uint64(len(b.File)), page)
+		b.File = append(b.File, make([]byte, off-uint64(len(b.File)))...)
+		b.File = append(b.File, w.Data...)
+		e := spec.Entry{Key: spec.Key{Weight: w.Key.V2Name(), Seed: w.Key.Seed}, Offset: off, Size: uint64(len(w.Data))}
+		b.Entries = slicesDeleteName(b.Entries, e.Key.Weight)
+		b.Entries = append([]spec.Entry{e}, b.Entries...)
+	}
+	indexStart := alignUp(uint64(len(b.File)), page)
+	b.File = append(b.File, make([]byte, indexStart-uint64(len(b.File)))...)
+	b.File = append(b.File, spec.EncodeV2Index(indexStart, b.Entries)...)
+}
+
+func slicesDeleteName(es []spec.Entry, name string) []spec.Entry {
+	out := es[:0:0]
+	for _, e := range es {
+		if e.Key.Weight != name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ExecuTorchFile is a v2 file as ExecuTorch's cache leaves it after a
+// named sequence of launches.
+type ExecuTorchFile struct {
+	Name    string
+	File    []byte
+	Entries []spec.Entry
+}
+
+// ExecuTorchFiles are the layouts ExecuTorch's own cache writes, with
+// 4 KiB pages, named after the launches that made them:
+//
+//   - one.bin: one program packs one weight ("weight"+"bias", the key of
+//     ExecuTorch's cache tests) and saves.
+//   - three.bin: one program packs three weights and saves.
+//   - twosaves.bin: one instance saves a first program, then a second:
+//     the first trailer stays between the data regions.
+//   - reloaded.bin: twosaves.bin reloaded in a fresh process whose seed of
+//     one weight changed (a kernel upgrade): the re-packed weight is
+//     appended and persisted, its old region left dead.
+func ExecuTorchFiles() []ExecuTorchFile {
+	const page = 4096
+	w := func(weight, bias string, seed uint32, fill byte, n int) Weight {
+		d := make([]byte, n)
+		for i := range d {
+			d[i] = fill + byte(i)
+		}
+		return Weight{Key: spec.Key{Weight: weight, Bias: bias, Seed: seed}, Data: d}
+	}
+	first := w("weight", "bias", 0x5eed, 1, 4096)
+	more := []Weight{w("conv1.weight", "conv1.bias", 0x5eed, 2, 3000), w("fc.weight", "", 0x5eed, 3, 9000)}
+	second := []Weight{w("classifier.weight", "classifier.bias", 0x7777, 4, 5000)}
+
+	var files []ExecuTorchFile
+	add := func(name string, b *ExecuTorchV2) {
+		files = append(files, ExecuTorchFile{Name: name, File: append([]byte(nil), b.File...), Entries: append([]spec.Entry(nil), b.Entries...)})
+	}
+	one := &ExecuTorchV2{PageSize: page}
+	one.Save([]Weight{first})
+	add("one.bin", one)
+	three := &ExecuTorchV2{PageSize: page}
+	three.Save(append([]Weight{first}, more...))
+	add("three.bin", three)
+	two := &ExecuTorchV2{PageSize: page}
+	two.Save(append([]Weight{first}, more...))
+	two.Save(second)
+	add("twosaves.bin", two)
+	repacked := first
+	repacked.Key.Seed = 0xbeef
+	two.Save([]Weight{repacked})
+	add("reloaded.bin", two)
+	return files
+}
