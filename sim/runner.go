@@ -40,7 +40,8 @@ type Config struct {
 	// BackendOS without Faults.
 	Open Opener
 	// VerifyData is the data-verification policy of the in-process cache
-	// when Open is nil (the zero value is the cache's default). The
+	// when Open is nil; the zero value is on-first-use, the check at the
+	// look-up the designs without CheckAtCompute model. The
 	// harness reads a hit's bytes right after its look-up, as a compute
 	// does, so under cache.VerifyOnCompute the check moves from the
 	// look-up to that read and the model's look-up covers both.
@@ -198,7 +199,12 @@ func (r *Runner) begin() error {
 	}
 	open := r.cfg.Open
 	if open == nil {
-		opts := cache.Options{VerifyData: r.cfg.VerifyData}
+		// No prefault goroutine: it changes when a check happens, not
+		// what the model observes, and would make runs less repeatable.
+		opts := cache.Options{VerifyData: r.cfg.VerifyData, DisablePrefault: true}
+		if opts.VerifyData == cache.VerifyDefault {
+			opts.VerifyData = cache.VerifyOnFirstUse
+		}
 		if r.onCompute() {
 			opts.VerifyData = cache.VerifyOnCompute
 		}

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
 )
 
@@ -53,4 +56,26 @@ func TestLaunchProgramFile(t *testing.T) {
 // else as none, so a launch on a rejected file reports 0 entries loaded.
 func TestCommittedEntries(t *testing.T) {
 	require.Zero(t, committedEntries(filepath.Join(t.TempDir(), "absent")))
+}
+
+// simrun launch and bench run with the library's defaults: the cache
+// settings their flags default to are those of the zero cache.Options, so
+// a figure simrun measures is one a Go program gets without asking.
+func TestSimrunDefaultsAreTheLibrarys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.xpwc")
+	want, err := cache.Options{Path: path}.WithDefaults()
+	require.NoError(t, err)
+	withDefaults := func(cfg runtime.LaunchConfig) cache.Options {
+		t.Helper()
+		o, err := cfg.CacheOptions()
+		require.NoError(t, err)
+		o, err = o.WithDefaults()
+		require.NoError(t, err)
+		return o
+	}
+	var stderr strings.Builder
+	cfg, _, code := parseLaunch(&env{stdout: io.Discard, stderr: &stderr}, []string{"--cache", path})
+	require.Equal(t, -1, code, stderr.String())
+	require.Equal(t, want, withDefaults(cfg), "simrun launch")
+	require.Equal(t, want, withDefaults(benchLaunchConfig(path, cfg.Program, cfg.Kernel)), "simrun bench")
 }

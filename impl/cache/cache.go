@@ -149,8 +149,8 @@ type Cache struct {
 	// cache allocated), by address, held weakly.
 	insertedStaged map[uintptr]weak.Pointer[byte]
 	maps           []vfs.Mapping // every mapping, unmapped at Close
-	// prefaults populate (or check, Options.VerifyAhead) mappings of
-	// committed data (Options.Prefault); Close stops and waits for them
+	// prefaults populate (or check, unless Options.DisableVerifyAhead) mappings of
+	// committed data (unless Options.DisablePrefault); Close stops and waits for them
 	// before it unmaps.
 	prefaults []*prefaulter
 	// aheadChecked, when set (tests, before the first load), is called by

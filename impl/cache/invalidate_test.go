@@ -335,7 +335,7 @@ func TestIdleSaveAfterRepackReleasesWriterLock(t *testing.T) {
 
 	// Another process (checking at the look-up) re-packs and commits w0
 	// first.
-	process(t, cache.Options{Path: opts.Path}, ks)
+	process(t, cache.Options{Path: opts.Path, VerifyData: cache.VerifyOnFirstUse}, ks)
 
 	// The re-pack: its reservation takes the writer lock and merges that
 	// commit; the insert keeps the equal packing.

@@ -101,7 +101,7 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	require.NoError(t, err)
 	for i, prefault := range []bool{false, true} {
 		flipEntryByte(t, path, p.layers[i].WeightName())
-		cfg.Prefault = prefault
+		cfg.DisablePrefault = !prefault
 		warm, err := Launch(context.Background(), cfg)
 		require.NoError(t, err)
 		require.True(t, warm.Verified, "prefault %v: outputs differ from heap packing", prefault)
@@ -144,7 +144,7 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 		{[]int{0}, aheadDone}, {[]int{last / 2}, aheadDone}, {[]int{last}, aheadDone}, {[]int{0, last / 2, last}, aheadDone}} {
 		rot := c.rot
 		path := tempPath(t, "c.xpwc")
-		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, Prefault: c.walk != none, VerifyAhead: c.walk >= ahead}
+		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, DisablePrefault: c.walk == none, DisableVerifyAhead: c.walk < ahead}
 		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 		cold, _ := run()
 		want, err := cold.Run(x, 3)
