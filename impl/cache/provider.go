@@ -28,6 +28,9 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 		c.stats.Misses++
 		return Handle{}, false
 	}
+	if c.active == "" {
+		c.repackMisses++ // undone by the hit below
+	}
 	if k.Weight == "" {
 		c.lastLookupUnnamed = true
 		c.stats.Misses++
@@ -41,6 +44,9 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 		return Handle{}, false
 	}
 	c.stats.Hits++
+	if c.active == "" {
+		c.repackMisses--
+	}
 	c.ref(e)
 	return c.handle(e), true
 }
@@ -121,7 +127,9 @@ func (c *Cache) verify(e *entry) bool {
 // memory that LookUpOrInsert writes into that space (with
 // Options.MappedWrites the space is mapped read-write instead); otherwise
 // it is heap memory and the reason is recorded (G8). It fails only for
-// n <= 0 or after Close.
+// n <= 0, after Close, before the first InitializeForProgram, and after
+// Finalize unless a look-up missed since (ErrNotPacking: the re-pack of an
+// entry whose check failed at a compute is the one packing then).
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)
@@ -133,6 +141,12 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	}
 	if !c.initialized {
 		return nil, ErrNotInitialized
+	}
+	if c.active == "" {
+		if c.repackMisses <= 0 {
+			return nil, fmt.Errorf("%w: %d bytes after Finalize with no look-up missed since", ErrNotPacking, n)
+		}
+		c.repackMisses--
 	}
 	reason := c.fileReason
 	switch {
@@ -267,6 +281,9 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		e.copyID = newCopyID()
 	}
 	e.verified = true
+	if e.place == inFile && e.persist {
+		c.unsaved = append(c.unsaved, e)
+	}
 	if k.Weight != "" {
 		n := c.name(k)
 		if old := c.byName[n]; old != nil {

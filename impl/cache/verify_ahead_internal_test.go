@@ -199,6 +199,10 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			verified := e.verified
 			c.mu.Unlock()
 			require.False(t, verified)
+			if drop == "replaced" {
+				// The replacement was never committed: Close says so.
+				require.ErrorIs(t, c.Close(), ErrUncommitted)
+			}
 		})
 	}
 }

@@ -46,7 +46,7 @@ func TestCorruptEntryRepackedAtFirstCompute(t *testing.T) {
 	k := kernels.NewRegistry().Default()
 	path := tempPath(t, "c.xpwc")
 	x := p.Input(2, 7)
-	opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 
 	launch := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 
