@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -236,25 +237,53 @@ func (r *Runner) Exec(line string) (string, error) {
 		// The short form a file may open with: design=NAME.
 		return r.execDesign(line, []string{"name=" + name})
 	}
-	switch fields[0] {
-	case "design":
-		return r.execDesign(line, fields[1:])
-	case "bounds":
-		return r.execBounds(line, fields[1:])
-	case "format":
-		return r.execFormat(line, fields[1:])
-	case "state":
-		return r.execState()
-	case "file":
-		return r.execFile(line)
-	case "stats":
-		return r.execStats(line, fields[1:])
+	if h, ok := harnessDirectives[fields[0]]; ok {
+		return h(r, line, fields[1:])
 	}
 	op, err := spec.ParseOp(normalize(fields))
 	if err != nil {
 		return "", &HarnessError{Line: line, Msg: err.Error()}
 	}
 	return r.Step(op)
+}
+
+// harnessDirectives are the directives that are not lifecycle ops: they
+// set up the run or print its state.
+var harnessDirectives = map[string]func(r *Runner, line string, args []string) (string, error){
+	"design": func(r *Runner, line string, args []string) (string, error) { return r.execDesign(line, args) },
+	"bounds": func(r *Runner, line string, args []string) (string, error) { return r.execBounds(line, args) },
+	"format": func(r *Runner, line string, args []string) (string, error) { return r.execFormat(line, args) },
+	"state":  func(r *Runner, _ string, _ []string) (string, error) { return r.execState() },
+	"file":   func(r *Runner, line string, _ []string) (string, error) { return r.execFile(line) },
+	"stats":  func(r *Runner, line string, args []string) (string, error) { return r.execStats(line, args) },
+}
+
+// Verbs lists every verb a directive may start with: the harness's, the
+// spec's ops and their aliases.
+func Verbs() []string {
+	vs := slices.Collect(maps.Keys(harnessDirectives))
+	vs = append(vs, slices.Collect(maps.Keys(aliases))...)
+	for _, k := range spec.OpKinds() {
+		vs = append(vs, k.String())
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// CheckDirective reports whether line is a directive Exec would accept the
+// form of: a known verb, and for a lifecycle op arguments that parse. It
+// runs nothing; a directive that passes may still be misused in the state
+// a run reaches.
+func CheckDirective(line string) error {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return &HarnessError{Line: line, Msg: "empty directive"}
+	}
+	if _, ok := harnessDirectives[fields[0]]; ok || strings.HasPrefix(fields[0], "design=") && len(fields) == 1 {
+		return nil
+	}
+	_, err := ParseOpLine(line)
+	return err
 }
 
 // aliases are the verbs the scenario language accepts besides the spec's.

@@ -185,9 +185,8 @@ func cmdBench(e *env, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+	if code := extraArgs(e, fs, "bench"); code >= 0 {
+		return code
 	}
 	if code := checkRanges(e, "bench", atLeast("runs", int64(*runs), 0), atLeast("relaunches", int64(*relaunches), 0)); code >= 0 {
 		return code

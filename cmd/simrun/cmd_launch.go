@@ -120,9 +120,8 @@ func parseLaunch(e *env, args []string) (cfg runtime.LaunchConfig, asJSONOut boo
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, exitUsage
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return cfg, false, exitUsage
+	if code := extraArgs(e, fs, "launch"); code >= 0 {
+		return cfg, false, code
 	}
 	if *cachePath == "" {
 		fs.Usage()
