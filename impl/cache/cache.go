@@ -197,12 +197,10 @@ type diskView struct {
 	v2Entries []spec.Entry
 }
 
-// Open returns a cache for opts. It opens no file: the committed index is
-// loaded by the first InitializeForProgram. It fails for invalid options
-// (*OptionsError) and for a path no launch could use (*PathError: a
-// directory at the path, or a directory of it that does not exist); a bad,
-// missing or locked file yields a working cache and a reason in Stats
-// (G8).
+// Open returns a cache for opts. It touches no file: the committed index is
+// loaded by the first InitializeForProgram. It fails only for invalid
+// options; a bad, missing or locked file yields a working cache and a reason
+// in Stats (G8).
 func Open(opts Options) (*Cache, error) {
 	o, err := opts.normalized()
 	if err != nil {
@@ -240,9 +238,6 @@ func Open(opts Options) (*Cache, error) {
 		// locked, and replaced by rename (docs/paths.md).
 		if target, err := o.FS.Resolve(o.Path); err == nil {
 			c.opts.Path = target
-		}
-		if err := usablePath(o.FS, c.opts.Path); err != nil {
-			return nil, err
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly

@@ -94,24 +94,6 @@ var (
 	ErrReadOnly = errors.New("cache: read-only")
 )
 
-// ErrNoDirectory is matched by the *PathError of a cache path whose
-// directory does not exist or is not a directory.
-var ErrNoDirectory = errors.New("cache: no such directory")
-
-// PathError is Open's refusal of a cache path no launch could use: a
-// directory at the path (Err matches ErrNotRegular) or a missing directory
-// (ErrNoDirectory). Path is the cache file, never its lock. Reason is the
-// heap reason a runtime that packs to heap instead records (G8).
-type PathError struct {
-	Path   string
-	Reason HeapReason
-	Err    error
-}
-
-func (e *PathError) Error() string { return fmt.Sprintf("cache: open %s: %v", e.Path, e.Err) }
-
-func (e *PathError) Unwrap() error { return e.Err }
-
 // OptionsError reports an invalid option.
 type OptionsError struct {
 	Field, Value string

@@ -3,8 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"syscall"
 
 	"github.com/xpwc/xpwc/impl/vfs"
@@ -74,28 +72,4 @@ func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
 // writable reports whether this cache may write its file at all.
 func (c *Cache) writable() bool {
 	return c.opts.Path != "" && c.fileReason == "" && !c.readOnly
-}
-
-// usablePath is Open's check of the cache path: nil, or a *PathError when
-// no launch could ever use it, a directory at the path or a directory of
-// the path that does not exist (the cache creates files, never
-// directories). Everything else that sits at the path is a launch's
-// business (docs/paths.md): it may change between launches. A stat that
-// fails otherwise is left to the load to report.
-func usablePath(fsys vfs.FS, path string) error {
-	if fi, err := fsys.Stat(path); err == nil {
-		if fi.IsDir() {
-			return &PathError{Path: path, Reason: HeapNotRegular, Err: fmt.Errorf("%w: a directory", ErrNotRegular)}
-		}
-		return nil
-	}
-	dir := filepath.Dir(path)
-	fi, err := fsys.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &PathError{Path: path, Reason: HeapOpenFailed, Err: fmt.Errorf("%w: directory %s does not exist", ErrNoDirectory, dir)}
-	case err == nil && !fi.IsDir():
-		return &PathError{Path: path, Reason: HeapOpenFailed, Err: fmt.Errorf("%w: %s is not a directory", ErrNoDirectory, dir)}
-	}
-	return nil
 }

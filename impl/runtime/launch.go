@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -186,13 +185,6 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 		mgr = cache.NewManager(cfg.FS)
 	}
 	c, release, err := mgr.Get(opts)
-	var pathErr *cache.PathError
-	if errors.As(err, &pathErr) {
-		// G8: a path the cache refuses at Open packs to heap, reported
-		// as the load of an unusable file is (Load failed, the reason).
-		opts.Path = ""
-		c, release, err = mgr.Get(opts)
-	}
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)
 	}
@@ -247,10 +239,6 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	rep.Hits, rep.Misses, rep.Repacks = st.Hits, st.Misses, st.Repacks
 	rep.DataChecks, rep.DataChecksAhead = st.Verified, st.VerifiedAhead
 	rep.HeapByReason, rep.FileBytes = st.HeapBytes, st.FileBytes
-	if pathErr != nil {
-		rep.Load, rep.LoadErr = spec.LoadFailed, pathErr
-		rep.HeapByReason = map[cache.HeapReason]uint64{pathErr.Reason: st.HeapBytes[cache.HeapNoPath]}
-	}
 	for _, n := range st.HeapBytes {
 		rep.HeapBytes += n
 	}
