@@ -136,10 +136,6 @@ type Cache struct {
 	// (or found unusable) and look-ups see what it holds.
 	initialized bool
 	finalized   bool
-	// repackMisses counts the look-ups that missed while no program was
-	// being initialized and not yet followed by a reservation: the
-	// re-packs ReserveSpace allows after Finalize (ErrNotPacking).
-	repackMisses int
 	// unsaved are the file entries inserted since the last commit
 	// attempt; Close reports those still uncommitted (ErrUncommitted).
 	unsaved []*entry

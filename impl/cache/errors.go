@@ -61,11 +61,6 @@ var (
 	// under way), and a second one would pack it again under the same
 	// name. DeleteProgram ends it (the backend's destroy).
 	ErrProgramLive = errors.New("cache: program already initialized")
-	// ErrNotPacking is returned by ReserveSpace after Finalize unless a
-	// look-up missed since: space is reserved for a packing, and outside a
-	// program's initialization the only packing is the re-pack of an
-	// entry whose look-up missed (a failed check at a compute).
-	ErrNotPacking = errors.New("cache: reservation outside a packing")
 	// ErrUncommitted is returned by Close when packed entries written to
 	// the file were never committed (no Finalize or Save after their
 	// insert): they are lost, and the next launch packs them again.

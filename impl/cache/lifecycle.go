@@ -41,7 +41,6 @@ func (c *Cache) InitializeForProgram(program string) error {
 	c.finalized = false
 	c.blocked = reason
 	c.lastLookupUnnamed = false
-	c.repackMisses = 0
 	if c.programs[program] == nil {
 		c.programs[program] = map[uint64]struct{}{}
 	}

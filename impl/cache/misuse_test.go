@@ -47,27 +47,6 @@ func TestCloseReportsUnsavedRepack(t *testing.T) {
 	require.ErrorIs(t, c.Close(), cache.ErrUncommitted)
 }
 
-// ReserveSpace after Finalize is an error unless a look-up missed since
-// (the re-pack of an entry whose check failed at a compute); each miss
-// allows one reservation.
-func TestReserveAfterFinalizeOutsideRepack(t *testing.T) {
-	c := open(t, cache.Options{Path: tempPath(t)})
-	ks := keys(2, 1)
-	launch(t, c, "P", ks[:1])
-	_, err := c.ReserveSpace(64)
-	require.ErrorIs(t, err, cache.ErrNotPacking)
-
-	_, hit := c.LookUp(ks[0])
-	require.True(t, hit)
-	_, err = c.ReserveSpace(64)
-	require.ErrorIs(t, err, cache.ErrNotPacking, "a hit allows no reservation")
-
-	pack(t, c, ks[1]) // a miss, then its reservation
-	_, err = c.ReserveSpace(64)
-	require.ErrorIs(t, err, cache.ErrNotPacking, "one miss allowed two reservations")
-	require.NoError(t, c.Save())
-}
-
 // A program initialized and finalized is live until DeleteProgram: a
 // second InitializeForProgram of it is ErrProgramLive. A second call while
 // it is being initialized (another thread of the same launch) is not.

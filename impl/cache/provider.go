@@ -28,9 +28,6 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 		c.stats.Misses++
 		return Handle{}, false
 	}
-	if c.active == "" {
-		c.repackMisses++ // undone by the hit below
-	}
 	if k.Weight == "" {
 		c.lastLookupUnnamed = true
 		c.stats.Misses++
@@ -44,9 +41,6 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 		return Handle{}, false
 	}
 	c.stats.Hits++
-	if c.active == "" {
-		c.repackMisses--
-	}
 	c.ref(e)
 	return c.handle(e), true
 }
@@ -127,9 +121,10 @@ func (c *Cache) verify(e *entry) bool {
 // memory that LookUpOrInsert writes into that space (with
 // Options.MappedWrites the space is mapped read-write instead); otherwise
 // it is heap memory and the reason is recorded (G8). It fails only for
-// n <= 0, after Close, before the first InitializeForProgram, and after
-// Finalize unless a look-up missed since (ErrNotPacking: the re-pack of an
-// entry whose check failed at a compute is the one packing then).
+// n <= 0, after Close and before the first InitializeForProgram. After
+// Finalize it is a compute's re-pack, or a packer thread that looked up
+// before another thread's Finalize: both must get space (I12), so it is
+// not refused.
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)
@@ -141,12 +136,6 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	}
 	if !c.initialized {
 		return nil, ErrNotInitialized
-	}
-	if c.active == "" {
-		if c.repackMisses <= 0 {
-			return nil, fmt.Errorf("%w: %d bytes after Finalize with no look-up missed since", ErrNotPacking, n)
-		}
-		c.repackMisses--
 	}
 	reason := c.fileReason
 	switch {
