@@ -89,6 +89,22 @@ var (
 	ErrReadOnly = errors.New("cache: read-only")
 )
 
+// ErrNoDirectory is matched by the *PathError recorded in Stats.LoadErr
+// when the cache file's directory does not exist (or is not a directory):
+// the launch packs to heap with reason open-failed (G8).
+var ErrNoDirectory = errors.New("cache: no such directory")
+
+// PathError is a failure of the cache path itself, recorded in Stats: Path
+// is the cache file the caller configured, never the lock file beside it.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("cache: %s: %v", e.Path, e.Err) }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
 // OptionsError reports an invalid option.
 type OptionsError struct {
 	Field, Value string

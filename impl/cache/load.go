@@ -156,7 +156,7 @@ func (c *Cache) load() HeapReason {
 // the data file's) and returns the heap reason for this program: a busy
 // lock, a heap-only build without flock, or an I/O error.
 func (c *Cache) lockFailed(err error) HeapReason {
-	c.stats.LoadErr = err
+	c.stats.LoadErr = c.pathError(err)
 	switch {
 	case errors.Is(err, ErrLockBusy):
 		c.stats.Load = spec.LoadLocked
