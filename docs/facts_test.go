@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -221,22 +222,26 @@ func TestVerifyPoliciesDocumented(t *testing.T) {
 }
 
 // TestDefaultsStated: a heading that says whether a launch default is on
-// or off says what the constant says.
+// or off says what the zero options resolve to.
 func TestDefaultsStated(t *testing.T) {
-	values := constValues(t, goDoc(t, "impl/runtime"))
+	o, err := cache.Options{Path: "c"}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
 	page := readPage(t, "runtime.md")
-	for _, c := range []struct{ name, re string }{
-		{"DefaultVerifyAhead", `(?m)^#+ Verifying ahead \((?:an option, )?(on|off)\)`},
+	for _, c := range []struct {
+		name string
+		on   bool
+		re   string
+	}{
+		{"verify-ahead", !o.DisableVerifyAhead, `(?m)^#+ Verifying ahead \((?:an option, )?(on|off)`},
 	} {
-		want := map[string]string{"true": "on", "false": "off"}[values[c.name]]
-		if want == "" {
-			t.Fatalf("runtime.%s = %q is not true or false", c.name, values[c.name])
-		}
+		want := map[bool]string{true: "on", false: "off"}[c.on]
 		m := regexp.MustCompile(c.re).FindStringSubmatch(page)
 		if m == nil {
 			t.Errorf("runtime.md has no heading saying whether %s is on (%s)", c.name, c.re)
 		} else if m[1] != want {
-			t.Errorf("runtime.md's heading says %s is %s; runtime.%s = %s", c.name, m[1], c.name, values[c.name])
+			t.Errorf("runtime.md's heading says %s is %s; the zero cache.Options resolve it %s", c.name, m[1], want)
 		}
 	}
 }

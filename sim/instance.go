@@ -80,9 +80,12 @@ type Reservation struct {
 // cannot use it and runs on BackendOS only.
 type Opener func(path string, fsys vfs.FS) (Instance, error)
 
-// OpenGo is the Opener of the in-process cache with default options.
+// OpenGo is the Opener of the in-process cache as the reference design
+// models it: data checked at the look-up that hands an entry out
+// (cache.VerifyOnFirstUse; the library's default checks at Bytes, which
+// the protocol's look-up does not call) and no prefault goroutine.
 func OpenGo(path string, fsys vfs.FS) (Instance, error) {
-	c, err := cache.Open(cache.Options{Path: path, FS: fsys})
+	c, err := cache.Open(cache.Options{Path: path, FS: fsys, VerifyData: cache.VerifyOnFirstUse, DisablePrefault: true})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -40,7 +41,8 @@ type Config struct {
 	// BackendOS without Faults.
 	Open Opener
 	// VerifyData is the data-verification policy of the in-process cache
-	// when Open is nil (the zero value is the cache's default). The
+	// when Open is nil; the zero value is on-first-use, the check at the
+	// look-up the designs without CheckAtCompute model. The
 	// harness reads a hit's bytes right after its look-up, as a compute
 	// does, so under cache.VerifyOnCompute the check moves from the
 	// look-up to that read and the model's look-up covers both.
@@ -198,7 +200,12 @@ func (r *Runner) begin() error {
 	}
 	open := r.cfg.Open
 	if open == nil {
-		opts := cache.Options{VerifyData: r.cfg.VerifyData}
+		// No prefault goroutine: it changes when a check happens, not
+		// what the model observes, and would make runs less repeatable.
+		opts := cache.Options{VerifyData: r.cfg.VerifyData, DisablePrefault: true}
+		if opts.VerifyData == cache.VerifyDefault {
+			opts.VerifyData = cache.VerifyOnFirstUse
+		}
 		if r.onCompute() {
 			opts.VerifyData = cache.VerifyOnCompute
 		}
@@ -230,25 +237,53 @@ func (r *Runner) Exec(line string) (string, error) {
 		// The short form a file may open with: design=NAME.
 		return r.execDesign(line, []string{"name=" + name})
 	}
-	switch fields[0] {
-	case "design":
-		return r.execDesign(line, fields[1:])
-	case "bounds":
-		return r.execBounds(line, fields[1:])
-	case "format":
-		return r.execFormat(line, fields[1:])
-	case "state":
-		return r.execState()
-	case "file":
-		return r.execFile(line)
-	case "stats":
-		return r.execStats(line, fields[1:])
+	if h, ok := harnessDirectives[fields[0]]; ok {
+		return h(r, line, fields[1:])
 	}
 	op, err := spec.ParseOp(normalize(fields))
 	if err != nil {
 		return "", &HarnessError{Line: line, Msg: err.Error()}
 	}
 	return r.Step(op)
+}
+
+// harnessDirectives are the directives that are not lifecycle ops: they
+// set up the run or print its state.
+var harnessDirectives = map[string]func(r *Runner, line string, args []string) (string, error){
+	"design": func(r *Runner, line string, args []string) (string, error) { return r.execDesign(line, args) },
+	"bounds": func(r *Runner, line string, args []string) (string, error) { return r.execBounds(line, args) },
+	"format": func(r *Runner, line string, args []string) (string, error) { return r.execFormat(line, args) },
+	"state":  func(r *Runner, _ string, _ []string) (string, error) { return r.execState() },
+	"file":   func(r *Runner, line string, _ []string) (string, error) { return r.execFile(line) },
+	"stats":  func(r *Runner, line string, args []string) (string, error) { return r.execStats(line, args) },
+}
+
+// Verbs lists every verb a directive may start with: the harness's, the
+// spec's ops and their aliases.
+func Verbs() []string {
+	vs := slices.Collect(maps.Keys(harnessDirectives))
+	vs = append(vs, slices.Collect(maps.Keys(aliases))...)
+	for _, k := range spec.OpKinds() {
+		vs = append(vs, k.String())
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// CheckDirective reports whether line is a directive Exec would accept the
+// form of: a known verb, and for a lifecycle op arguments that parse. It
+// runs nothing; a directive that passes may still be misused in the state
+// a run reaches.
+func CheckDirective(line string) error {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return &HarnessError{Line: line, Msg: "empty directive"}
+	}
+	if _, ok := harnessDirectives[fields[0]]; ok || strings.HasPrefix(fields[0], "design=") && len(fields) == 1 {
+		return nil
+	}
+	_, err := ParseOpLine(line)
+	return err
 }
 
 // aliases are the verbs the scenario language accepts besides the spec's.

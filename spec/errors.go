@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Every error a parser in this package returns for bad file content matches
@@ -121,7 +122,17 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
+	if hexField(e.Field) {
+		return fmt.Sprintf("%v: %s = %#x at offset %d", e.Err, e.Field, e.Val, e.Off)
+	}
 	return fmt.Sprintf("%v: %s = %d at offset %d", e.Err, e.Field, e.Val, e.Off)
+}
+
+// hexField reports whether a field's value is a bit pattern (a magic, a
+// checksum) rather than a quantity: printed in hex, as docs/format.md and
+// simrun's tables write them.
+func hexField(field string) bool {
+	return field == "magic" || strings.HasSuffix(field, "crc") || strings.HasSuffix(field, "checksum")
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }

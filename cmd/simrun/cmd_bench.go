@@ -59,8 +59,8 @@ type benchReport struct {
 	WarmFirstOutputToOff       float64 `json:"warm_first_output_to_off"`
 	WarmFirstOutputToSteadyRun float64 `json:"warm_first_output_to_steady_run"`
 	// Prefault and VerifyAhead are what the launches above did with the
-	// cache's mapping on a second goroutine (runtime.DefaultPrefault,
-	// runtime.DefaultVerifyAhead). The maps by prefault variant ("none",
+	// cache's mapping on a second goroutine (on unless cache.Options.DisablePrefault or
+	// DisableVerifyAhead). The maps by prefault variant ("none",
 	// "populate": populate the mapping from its end, "verify-ahead":
 	// check the entries from the end, which faults them in) come from
 	// launches alternated in one loop, the order rotating each round, so
@@ -185,9 +185,8 @@ func cmdBench(e *env, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+	if code := extraArgs(e, fs, "bench"); code >= 0 {
+		return code
 	}
 	if code := checkRanges(e, "bench", atLeast("runs", int64(*runs), 0), atLeast("relaunches", int64(*relaunches), 0)); code >= 0 {
 		return code
@@ -276,6 +275,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no upgrade kernel registered", errBench)
 	}
+	var defaults runtime.LaunchConfig
 	rep := &benchReport{
 		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
 		DefaultPolicy:  runtime.DefaultVerifyData.String(),
@@ -283,7 +283,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		WarmFirstOutputMSByPolicy: map[string]float64{}, WarmFirstOutputMSByPrefault: map[string]float64{},
 		WarmFirstOutputOffMSByPrefault: map[string]float64{}, WarmFirstOutputToSteadyByPrefault: map[string]float64{},
 		WarmFirstOutputToOffByPrefault: map[string]float64{}, WarmChecksAheadByPrefault: map[string]float64{},
-		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
+		Prefault: !defaults.DisablePrefault, VerifyAhead: !defaults.DisableVerifyAhead, AllocateAhead: cache.DefaultAllocateAhead,
 		ColdMSByAllocateAhead: map[string]float64{}, WarmFirstOutputMSByAllocateAhead: map[string]float64{},
 		ColdMSByWrites: map[string]float64{}, WarmFirstOutputMSByWrites: map[string]float64{},
 		WarmFirstOutputToSteadyByWrites: map[string]float64{},
@@ -293,8 +293,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 		rep.PackedBytes += int64(k.PackedSize(l.N, l.K))
 	}
 	rep.ProgramFileBytes, rep.ProgramLoadMS = progInfo.Size(), msOf(programLoad)
-	cfg := runtime.LaunchConfig{CachePath: b.path, Program: p, Kernel: k, MeasureMemory: true, VerifyData: runtime.DefaultVerifyData.ID(),
-		Prefault: runtime.DefaultPrefault, VerifyAhead: runtime.DefaultVerifyAhead}
+	cfg := benchLaunchConfig(b.path, p, k)
 	rep.StagedWrites = !cfg.MappedWrites
 
 	// How far ahead a new file is allocated: the default, a GiB (large
@@ -434,6 +433,13 @@ type prefaultVariant struct {
 	prefault, verifyAhead bool
 }
 
+// benchLaunchConfig is the launch the bench measures: the library's
+// defaults (the zero LaunchConfig's cache settings), which the figures
+// are of (TestSimrunDefaultsAreTheLibrarys).
+func benchLaunchConfig(path string, p *runtime.Program, k runtime.Kernel) runtime.LaunchConfig {
+	return runtime.LaunchConfig{CachePath: path, Program: p, Kernel: k, MeasureMemory: true}
+}
+
 // The variants the bench alternates: under the default policy none,
 // populating the mapping and verifying ahead; under off (the floor the
 // default policy is held to) none and populating, which is what
@@ -456,7 +462,7 @@ func (b *bencher) prefaultVariants(rep *benchReport, cfg runtime.LaunchConfig, l
 			k := (i + j) % len(prefaultVariants)
 			v := prefaultVariants[k]
 			c := cfg
-			c.VerifyData, c.Prefault, c.VerifyAhead, c.SteadyRuns = v.policy.ID(), v.prefault, v.verifyAhead, 0
+			c.VerifyData, c.DisablePrefault, c.DisableVerifyAhead, c.SteadyRuns = v.policy.ID(), !v.prefault, !v.verifyAhead, 0
 			r, err := b.warm(c, layers)
 			if err != nil {
 				return err

@@ -3,32 +3,42 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/xpwc/xpwc/spec"
 )
 
-// diffEntry is one entry of a cache file as diff compares it: its key and
-// a SHA-256 of its bytes (v2 stores no checksum, so two files can only be
-// compared by their content).
+// diffEntry is one entry of a cache file as diff compares it: its whole
+// key and a SHA-256 of its bytes (v2 stores no checksum, so two files can
+// only be compared by their content).
 type diffEntry struct {
-	Key    string `json:"key"`
-	Seed   uint32 `json:"seed"`
-	Size   uint64 `json:"size"`
-	SHA256 string `json:"sha256"`
+	Key         string `json:"key"`
+	Weight      string `json:"weight"`
+	Bias        string `json:"bias"`
+	Seed        hex32  `json:"seed"`
+	Fingerprint string `json:"fingerprint"`
+	Source      string `json:"source"`
+	Size        uint64 `json:"size"`
+	SHA256      string `json:"sha256"`
 }
 
-// diffChange is an entry present in both files whose bytes or seed differ.
+// diffChange is an entry present in both files whose key or bytes differ.
 type diffChange struct {
 	Key    string    `json:"key"`
 	Before diffEntry `json:"before"`
 	After  diffEntry `json:"after"`
-	// SeedChanged: the layout seed moved (a kernel switch); else the same
-	// layout holds other bytes (a source change, or damage).
-	SeedChanged bool `json:"seed_changed"`
+	// SeedChanged: the layout seed moved (a kernel switch). Fields names
+	// every part that differs: seed, fingerprint, source, size, bytes; a
+	// look-up with the key of one misses in the other unless only the
+	// bytes changed.
+	SeedChanged bool     `json:"seed_changed"`
+	Fields      []string `json:"fields"`
 }
 
 // diffReport is `simrun diff A B`.
@@ -61,12 +71,12 @@ func cmdDiff(e *env, args []string) int {
 	a, err := loadEntries(rest[0])
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun diff: %v\n", err)
-		return exitProblem
+		return exitFor(err)
 	}
 	b, err := loadEntries(rest[1])
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun diff: %v\n", err)
-		return exitProblem
+		return exitFor(err)
 	}
 	rep := diffFiles(a, b)
 	rep.A, rep.B = rest[0], rest[1]
@@ -123,7 +133,9 @@ func loadEntries(path string) (*loadedFile, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		key := en.Key.V2Name()
-		lf.entries[key] = diffEntry{Key: key, Seed: en.Key.Seed, Size: en.Size, SHA256: sum}
+		lf.entries[key] = diffEntry{Key: key, Weight: en.Key.Weight, Bias: en.Key.Bias, Seed: hex32(en.Key.Seed),
+			Fingerprint: fmt.Sprintf("0x%016x", en.Key.Fingerprint), Source: fmt.Sprintf("0x%016x", en.Key.Source),
+			Size: en.Size, SHA256: sum}
 	}
 	return lf, nil
 }
@@ -140,19 +152,25 @@ func entrySHA256(r io.ReaderAt, en spec.Entry) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// diffFiles compares by key as ExecuTorch builds it (weight name + bias
-// name), which both formats store, so a v2 and a v3 file compare too.
+// diffFiles matches entries by name as ExecuTorch builds it (weight name
+// + bias name), which both formats store, so a v2 and a v3 file compare
+// too, and compares their whole keys and bytes: an entry whose source
+// changed is changed even with equal bytes, since a look-up with either
+// key misses in the other file.
 func diffFiles(a, b *loadedFile) diffReport {
 	rep := diffReport{FormatA: a.format.String(), FormatB: b.format.String(),
 		Added: []diffEntry{}, Removed: []diffEntry{}, Changed: []diffChange{},
 		GarbageBefore: a.garbage, GarbageAfter: b.garbage}
+	// A v2 file stores no fingerprint or source: against one, only what
+	// both store is compared.
+	v2 := a.format == spec.FormatV2 || b.format == spec.FormatV2
 	for k, x := range a.entries {
 		y, ok := b.entries[k]
 		switch {
 		case !ok:
 			rep.Removed = append(rep.Removed, x)
-		case x.SHA256 != y.SHA256 || x.Seed != y.Seed || x.Size != y.Size:
-			rep.Changed = append(rep.Changed, diffChange{Key: k, Before: x, After: y, SeedChanged: x.Seed != y.Seed})
+		case len(changedFields(x, y, v2)) > 0:
+			rep.Changed = append(rep.Changed, diffChange{Key: k, Before: x, After: y, SeedChanged: x.Seed != y.Seed, Fields: changedFields(x, y, v2)})
 		default:
 			rep.Same++
 		}
@@ -168,21 +186,56 @@ func diffFiles(a, b *loadedFile) diffReport {
 	return rep
 }
 
+// changedFields names what differs between two entries of one name (with
+// v2, of what a v2 file stores).
+func changedFields(x, y diffEntry, v2 bool) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		diff bool
+	}{
+		{"seed", x.Seed != y.Seed}, {"fingerprint", !v2 && x.Fingerprint != y.Fingerprint}, {"source", !v2 && x.Source != y.Source},
+		{"size", x.Size != y.Size}, {"bytes", x.SHA256 != y.SHA256},
+	} {
+		if f.diff {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 func printDiff(w io.Writer, r diffReport) {
 	fmt.Fprintf(w, "a: %s (%s)\nb: %s (%s)\n", r.A, r.FormatA, r.B, r.FormatB)
+	key := func(x diffEntry) string {
+		return fmt.Sprintf("seed 0x%08x  fingerprint %s  source %s  %d bytes  sha256 %.16s",
+			uint32(x.Seed), x.Fingerprint, x.Source, x.Size, x.SHA256)
+	}
+	name := func(x diffEntry) string { return termSafe(x.Weight) + "  " + dash(termSafe(x.Bias)) }
 	for _, x := range r.Removed {
-		fmt.Fprintf(w, "- %s  seed 0x%08x  %d bytes  sha256 %.16s\n", termSafe(x.Key), x.Seed, x.Size, x.SHA256)
+		fmt.Fprintf(w, "- %s  %s\n", name(x), key(x))
 	}
 	for _, y := range r.Added {
-		fmt.Fprintf(w, "+ %s  seed 0x%08x  %d bytes  sha256 %.16s\n", termSafe(y.Key), y.Seed, y.Size, y.SHA256)
+		fmt.Fprintf(w, "+ %s  %s\n", name(y), key(y))
 	}
 	for _, c := range r.Changed {
-		what := "bytes"
-		if c.SeedChanged {
-			what = fmt.Sprintf("seed 0x%08x -> 0x%08x", c.Before.Seed, c.After.Seed)
-		}
-		fmt.Fprintf(w, "~ %s  %s  %d -> %d bytes  sha256 %.16s -> %.16s\n", termSafe(c.Key), what, c.Before.Size, c.After.Size, c.Before.SHA256, c.After.SHA256)
+		fmt.Fprintf(w, "~ %s  %s differ\n    a: %s\n    b: %s\n", name(c.Before), strings.Join(c.Fields, ", "), key(c.Before), key(c.After))
 	}
 	fmt.Fprintf(w, "%d same, %d added, %d removed, %d changed; garbage %d -> %d bytes\n",
 		r.Same, len(r.Added), len(r.Removed), len(r.Changed), r.GarbageBefore, r.GarbageAfter)
+}
+
+// hex32 is a 32-bit bit pattern (a layout seed): hex in JSON as in text,
+// like the 64-bit fingerprints and digests beside it.
+type hex32 uint32
+
+func (h hex32) MarshalJSON() ([]byte, error) { return fmt.Appendf(nil, `"0x%08x"`, uint32(h)), nil }
+
+func (h *hex32) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	*h = hex32(v)
+	return err
 }

@@ -95,7 +95,7 @@ type entryReport struct {
 	Bias        string `json:"bias"`
 	Offset      uint64 `json:"offset"`
 	Size        uint64 `json:"size"`
-	Seed        uint32 `json:"seed"`
+	Seed        hex32  `json:"seed"`
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Source      string `json:"source,omitempty"`
 	CRC         string `json:"crc,omitempty"`
@@ -138,7 +138,7 @@ func cmdInspect(e *env, args []string) int {
 	rep, err := inspectPath(path, spec.Parser{MaxIndexBytes: *maxIndex})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
-		return exitProblem
+		return exitFor(err)
 	}
 	if !*withMap {
 		rep.Map = nil
@@ -206,7 +206,7 @@ func (rep *inspectReport) fail(err error) {
 		for _, en := range de.Decoded {
 			er := entryReport{
 				Name: en.Key.Name(), Key: en.Key.V2Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
-				Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed, Checksum: "unchecked",
+				Offset: en.Offset, Size: en.Size, Seed: hex32(en.Key.Seed), Checksum: "unchecked",
 			}
 			if rep.Format == spec.FormatV2.String() {
 				// As for a valid v2 file: the stored key, no split.
@@ -256,7 +256,7 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 		}
 		rep.Entries = append(rep.Entries, entryReport{
 			Name: en.Key.Weight, Key: en.Key.Weight,
-			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
+			Offset: en.Offset, Size: en.Size, Seed: hex32(en.Key.Seed),
 			Checksum: "none", SHA256: sum,
 		})
 	}
@@ -335,7 +335,7 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	for _, en := range v.Entries {
 		er := entryReport{
 			Name: en.Key.Name(), Key: en.Key.V2Name(), Weight: en.Key.Weight, Bias: en.Key.Bias,
-			Offset: en.Offset, Size: en.Size, Seed: en.Key.Seed,
+			Offset: en.Offset, Size: en.Size, Seed: hex32(en.Key.Seed),
 			Fingerprint: fmt.Sprintf("0x%016x", en.Key.Fingerprint),
 			Source:      fmt.Sprintf("0x%016x", en.Key.Source),
 			CRC:         fmt.Sprintf("0x%08x", en.CRC),
@@ -424,10 +424,21 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 			fmt.Fprintf(w, "entries:  %d\n", len(rep.Entries))
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  KEY (WEIGHT+BIAS)\tWEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
+		// Weight and bias in columns of their own; a v2 file stores only
+		// the two names glued together, shown as one column.
+		glued := rep.Format == spec.FormatV2.String()
+		if glued {
+			fmt.Fprintln(tw, "  NAME (WEIGHT+BIAS, v2)\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
+		} else {
+			fmt.Fprintln(tw, "  WEIGHT\tBIAS\tOFFSET\tSIZE\tSEED\tFINGERPRINT\tSOURCE\tCHECKSUM")
+		}
 		for _, en := range rep.Entries {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
-				termSafe(en.Key), dash(termSafe(en.Weight)), dash(termSafe(en.Bias)), en.Offset, en.Size, en.Seed, dash(en.Fingerprint), dash(en.Source), en.Checksum)
+			name := dash(termSafe(en.Weight)) + "\t" + dash(termSafe(en.Bias))
+			if glued {
+				name = termSafe(en.Key)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t0x%08x\t%s\t%s\t%s\n",
+				name, en.Offset, en.Size, uint32(en.Seed), dash(en.Fingerprint), dash(en.Source), en.Checksum)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

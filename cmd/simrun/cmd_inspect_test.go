@@ -65,7 +65,7 @@ func TestInspectV3Valid(t *testing.T) {
 			assert.Equal(t, b.Entries[i].Key.Name(), en.Name)
 			assert.Equal(t, b.Entries[i].Offset, en.Offset)
 			assert.Equal(t, b.Entries[i].Size, en.Size)
-			assert.Equal(t, b.Entries[i].Key.Seed, en.Seed)
+			assert.Equal(t, b.Entries[i].Key.Seed, uint32(en.Seed))
 			assert.Equal(t, "ok", en.Checksum)
 		}
 		assert.Equal(t, uint64(1000+500+500), rep.LiveBytes)
@@ -165,7 +165,7 @@ func TestInspectUsage(t *testing.T) {
 		assert.Contains(t, errOut, "usage: simrun inspect", args)
 	}
 	code, _, errOut := runInspect(t, filepath.Join(t.TempDir(), "missing"))
-	assert.Equal(t, exitProblem, code)
+	assert.Equal(t, exitUsage, code, "a file that cannot be read is bad input")
 	assert.Contains(t, errOut, "no such file")
 }
 

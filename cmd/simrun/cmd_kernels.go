@@ -15,7 +15,7 @@ import (
 // hex, as XNNPACK logs seeds.
 type kernelInfo struct {
 	Name          string `json:"name"`
-	Seed          uint32 `json:"seed"`
+	Seed          hex32  `json:"seed"`
 	Fingerprint   string `json:"fingerprint"`
 	LayoutVersion uint32 `json:"layout_version"`
 	Elem          string `json:"elem"`
@@ -34,9 +34,8 @@ func cmdKernels(e *env, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+	if code := extraArgs(e, fs, "kernels"); code >= 0 {
+		return code
 	}
 	reg := kernels.NewRegistry()
 	var rows []kernelInfo
@@ -44,7 +43,7 @@ func cmdKernels(e *env, args []string) int {
 		elem, nr, kr, sr := k.Params()
 		rows = append(rows, kernelInfo{
 			Name:          k.Name(),
-			Seed:          k.Seed(),
+			Seed:          hex32(k.Seed()),
 			Fingerprint:   fmt.Sprintf("0x%016x", k.Fingerprint()),
 			LayoutVersion: k.LayoutVersion(),
 			Elem:          elem, NR: nr, KR: kr, SR: sr,

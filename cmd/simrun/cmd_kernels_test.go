@@ -22,7 +22,7 @@ func TestKernelsJSON(t *testing.T) {
 	require.Len(t, rows, len(want))
 	for i, k := range want {
 		require.Equal(t, k.Name(), rows[i]["name"])
-		require.Equal(t, float64(k.Seed()), rows[i]["seed"], "seeds are JSON numbers, as in inspect")
+		require.Equal(t, fmt.Sprintf("0x%08x", k.Seed()), rows[i]["seed"], "seeds are hex strings, as in text and inspect")
 		require.Equal(t, fmt.Sprintf("0x%016x", k.Fingerprint()), rows[i]["fingerprint"])
 		_, nr, _, _ := k.Params()
 		require.EqualValues(t, nr, rows[i]["nr"])

@@ -61,65 +61,19 @@ type launchReport struct {
 // whatever happened to the cache (G8); 1 if inference or --verify failed;
 // 2 usage.
 func cmdLaunch(e *env, args []string) int {
-	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
-		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--verify-ahead=true|false]",
-		"              [--allocate-ahead BYTES] [--mapped-writes] [--lock-wait DURATION]",
-		"              [--verify] [--json] [--replace-foreign] [--read-only]")
-	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
-	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
-	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
-	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
-	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
-	prefault := fs.Bool("prefault", runtime.DefaultPrefault, "populate the cache file's mapping on a second goroutine while the first inference runs")
-	verifyAhead := fs.Bool("verify-ahead", runtime.DefaultVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
-	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
-	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
-	lockWait := fs.String("lock-wait", "auto", "how long to wait for a lock another process holds before packing to heap: a `duration` (0: do not wait) or auto (about what packing the model costs)")
-	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
-	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
-	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
-	replaceForeign := fs.Bool("replace-foreign", false, "replace a file at --cache that is not a cache file (left untouched otherwise)")
-	readOnly := fs.Bool("read-only", false, "load and serve hits, never write the cache file (misses pack to heap)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	if *cachePath == "" {
-		fs.Usage()
-		return usageError(e, "launch", "--cache is required")
+	cfg, asJSON, code := parseLaunch(e, args)
+	if code >= 0 {
+		return code
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)
 		return code
 	}
-	cfg := runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
-		Prefault: *prefault, VerifyAhead: *verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped}
-	var err error
-	if cfg.LockWait, err = parseLockWait(*lockWait); err != nil {
-		return fail(exitUsage, err)
-	}
-	if cfg.Format, err = parseFormat(*format); err != nil {
-		return fail(exitUsage, err)
-	}
-	pol, err := parseVerifyPolicy(*verifyData)
-	if err != nil {
-		return fail(exitUsage, err)
-	}
-	cfg.VerifyData = pol.ID()
-	if cfg.Kernel, err = lookupKernel(*kernelName); err != nil {
-		return fail(exitUsage, err)
-	}
-	if cfg.Program, err = loadModel(*model, *seed); err != nil {
-		return fail(exitUsage, err)
-	}
 
 	// Counted before the launch: the cache does not report how many entries
 	// it loaded, and a launch that hits nothing must still show them.
-	found, before := committedEntries(*cachePath)
-	if note := conversionNote(*cachePath, found, cfg.Format, before); note != "" {
+	found, before := committedEntries(cfg.CachePath)
+	if note := conversionNote(cfg.CachePath, found, cfg.Format, before); note != "" {
 		fmt.Fprint(e.stderr, "simrun launch: "+note)
 	}
 	rep, err := runtime.Launch(context.Background(), cfg)
@@ -130,7 +84,7 @@ func cmdLaunch(e *env, args []string) int {
 	if rep.Load == spec.LoadOK || rep.Load == spec.LoadOtherFormat {
 		out.EntriesLoaded = before
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -143,6 +97,66 @@ func cmdLaunch(e *env, args []string) int {
 		return fail(exitProblem, fmt.Errorf("outputs differ from heap packing (digest %016x, heap %016x)", rep.OutputDigest, rep.HeapDigest))
 	}
 	return exitOK
+}
+
+// parseLaunch turns launch's flags into the launch they ask for; code is
+// -1 when they are valid, the exit code otherwise.
+func parseLaunch(e *env, args []string) (cfg runtime.LaunchConfig, asJSONOut bool, code int) {
+	fs := newFlagSet(e, "launch", "simrun launch --cache FILE [--model PRESET|FILE] [--seed N] [--kernel NAME] [--format auto|v3|v2]",
+		"              [--verify-data on-compute|on-first-use|on-load|off] [--prefault=true|false] [--verify-ahead=true|false]",
+		"              [--allocate-ahead BYTES] [--mapped-writes] [--lock-wait auto|DURATION]",
+		"              [--verify] [--json] [--replace-foreign] [--read-only]")
+	cachePath := fs.String("cache", "", "cache `file` (required; its directory must exist)")
+	model := fs.String("model", runtime.PresetSmall, "preset name ("+strings.Join(runtime.Presets(), ", ")+") or program `file`")
+	kernelName := fs.String("kernel", "", "kernel `name` (default: the registry's default; see simrun kernels)")
+	format := fs.String("format", "auto", "cache file `format`: v3, v2 (ExecuTorch-compatible) or auto (the file's; v3 for a new file)")
+	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
+	var defaults runtime.LaunchConfig // the library's defaults are the flags'
+	prefault := fs.Bool("prefault", !defaults.DisablePrefault, "populate the cache file's mapping on a second goroutine while the first inference runs")
+	verifyAhead := fs.Bool("verify-ahead", !defaults.DisableVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
+	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
+	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
+	lockWait := fs.String("lock-wait", "auto", "how long to wait for a lock another process holds before packing to heap: a `duration` (0: do not wait) or auto (about what packing the model costs)")
+	seed := fs.Uint64("seed", 1, "weight seed of a preset model")
+	verify := fs.Bool("verify", false, "also run from heap packing and compare outputs bit for bit")
+	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
+	replaceForeign := fs.Bool("replace-foreign", false, "replace a file at --cache that is not a cache file (left untouched otherwise)")
+	readOnly := fs.Bool("read-only", false, "load and serve hits, never write the cache file (misses pack to heap)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, false, exitUsage
+	}
+	if code := extraArgs(e, fs, "launch"); code >= 0 {
+		return cfg, false, code
+	}
+	if *cachePath == "" {
+		fs.Usage()
+		return cfg, false, usageError(e, "launch", "--cache is required")
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(e.stderr, "simrun launch: %v\n", err)
+		return code
+	}
+	cfg = runtime.LaunchConfig{CachePath: *cachePath, Verify: *verify, ReplaceForeign: *replaceForeign, ReadOnly: *readOnly,
+		DisablePrefault: !*prefault, DisableVerifyAhead: !*verifyAhead, AllocateAhead: *ahead, MappedWrites: *mapped}
+	var err error
+	if cfg.LockWait, err = parseLockWait(*lockWait); err != nil {
+		return cfg, false, fail(exitUsage, err)
+	}
+	if cfg.Format, err = parseFormat(*format); err != nil {
+		return cfg, false, fail(exitUsage, err)
+	}
+	pol, err := parseVerifyPolicy(*verifyData)
+	if err != nil {
+		return cfg, false, fail(exitUsage, err)
+	}
+	cfg.VerifyData = pol.ID()
+	if cfg.Kernel, err = lookupKernel(*kernelName); err != nil {
+		return cfg, false, fail(exitUsage, err)
+	}
+	if cfg.Program, err = loadModel(*model, *seed); err != nil {
+		return cfg, false, fail(exitUsage, err)
+	}
+	return cfg, *asJSON, -1
 }
 
 func newLaunchReport(rep runtime.LaunchReport, f spec.Format) launchReport {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/runtime"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -56,4 +59,30 @@ func TestCommittedEntries(t *testing.T) {
 	f, n := committedEntries(filepath.Join(t.TempDir(), "absent"))
 	require.Zero(t, n)
 	require.Equal(t, spec.FormatUnknown, f)
+}
+
+// simrun launch and bench run with the library's defaults: the cache
+// settings their flags default to are those of the zero cache.Options, so
+// a figure simrun measures is one a Go program gets without asking.
+func TestSimrunDefaultsAreTheLibrarys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.xpwc")
+	want, err := cache.Options{Path: path}.WithDefaults()
+	require.NoError(t, err)
+	withDefaults := func(cfg runtime.LaunchConfig) cache.Options {
+		t.Helper()
+		o, err := cfg.CacheOptions()
+		require.NoError(t, err)
+		o, err = o.WithDefaults()
+		require.NoError(t, err)
+		return o
+	}
+	var stderr strings.Builder
+	cfg, _, code := parseLaunch(&env{stdout: io.Discard, stderr: &stderr}, []string{"--cache", path})
+	require.Equal(t, -1, code, stderr.String())
+	// The one setting a launch resolves itself: its lock wait comes from
+	// its program's size (runtime.LockWaitFor), which the cache does not
+	// know; simrun's --lock-wait auto is the runtime's zero.
+	want.LockWait = runtime.LockWaitFor(cfg.Program)
+	require.Equal(t, want, withDefaults(cfg), "simrun launch")
+	require.Equal(t, want, withDefaults(benchLaunchConfig(path, cfg.Program, cfg.Kernel)), "simrun bench")
 }

@@ -116,9 +116,8 @@ func cmdRandom(e *env, args []string) int {
 		return exitUsage
 	}
 	o.backend = sim.Backend(backend)
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return exitUsage
+	if code := extraArgs(e, fs, "random"); code >= 0 {
+		return code
 	}
 	if code := checkRanges(e, "random", atLeast("seed", int64(o.seed), 0), atLeast("steps", int64(o.steps), 1),
 		atLeast("runs", int64(o.runs), 1), between("names", int64(o.names), 1, 3), atLeast("parallel", int64(o.parallel), 1)); code >= 0 {

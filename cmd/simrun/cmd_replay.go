@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xpwc/xpwc/conform"
 	"github.com/xpwc/xpwc/sim"
@@ -27,7 +30,7 @@ func cmdReplay(e *env, args []string) int {
 	}
 	if len(paths) == 0 {
 		fs.Usage()
-		return exitUsage
+		return usageError(e, "replay", "a FILE, DIR or embedded is required")
 	}
 	switch sim.Backend(*backend) {
 	case "", sim.BackendCrashFS, sim.BackendOS, sim.BackendModel:
@@ -58,13 +61,15 @@ func cmdReplay(e *env, args []string) int {
 		}
 		files = append(files, fl...)
 	}
+	if code := checkScenarios(e, files); code >= 0 {
+		return code
+	}
 	var trace io.Writer
 	if *verbose {
 		trace = e.stdout
 	}
 	failed, ran := 0, 0
 	for _, f := range files {
-		// A file that does not parse runs once and reports where.
 		backends, _ := sim.Backends(f.Text)
 		for _, b := range backends {
 			if *backend != "" && sim.Backend(*backend) != b || open != nil && b != sim.BackendOS {
@@ -96,6 +101,68 @@ func cmdReplay(e *env, args []string) int {
 		return exitProblem
 	}
 	return exitOK
+}
+
+// checkScenarios reads every file before any runs: a file that is not a
+// scenario (binary data, a syntax error, an unknown verb, no directive at
+// all) is bad input, named with its line on stderr once, not a failing
+// run on each backend. It returns exitUsage if any file is bad, -1 if none.
+func checkScenarios(e *env, files []sim.File) int {
+	code := -1
+	verbs := sim.Verbs()
+	for _, f := range files {
+		if err := checkScenario(f, verbs); err != nil {
+			fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
+			code = exitUsage
+		}
+	}
+	return code
+}
+
+func checkScenario(f sim.File, verbs []string) error {
+	if i := strings.IndexByte(f.Text, 0); i >= 0 || !utf8.ValidString(f.Text) {
+		if i < 0 {
+			i = invalidUTF8At(f.Text)
+		}
+		return fmt.Errorf("%s: not a scenario file: binary data at byte %d", f.Name, i)
+	}
+	ds, err := sim.ParseScenario(f.Text)
+	var se *sim.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s:%d: %s", f.Name, se.Line, se.Msg)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	for _, d := range ds {
+		if err := sim.CheckDirective(d.Text); err != nil {
+			verb := strings.Fields(d.Text)[0]
+			if !slices.Contains(verbs, verb) {
+				msg := fmt.Sprintf("unknown verb %q", verb)
+				if s := closest(verb, verbs); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				}
+				return fmt.Errorf("%s:%d: %s", f.Name, d.Line, msg)
+			}
+			return fmt.Errorf("%s:%d: %v", f.Name, d.Line, err)
+		}
+	}
+	if len(ds) == 0 {
+		return fmt.Errorf("%s: no directives: a scenario with nothing to check is not run", f.Name)
+	}
+	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of s that is not UTF-8.
+func invalidUTF8At(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return i
+			}
+		}
+	}
+	return len(s)
 }
 
 func printReport(w io.Writer, rep sim.Report) {

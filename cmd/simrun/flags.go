@@ -56,6 +56,16 @@ func usageError(e *env, cmd, format string, args ...any) int {
 	return exitUsage
 }
 
+// extraArgs returns exitUsage after the usage and a line naming the first
+// argument cmd takes none of, or -1 when there is none.
+func extraArgs(e *env, fs *flag.FlagSet, cmd string) int {
+	if fs.NArg() == 0 {
+		return -1
+	}
+	fs.Usage()
+	return usageError(e, cmd, "unexpected argument %q", fs.Arg(0))
+}
+
 // intRange is one integer flag's value and its allowed range.
 type intRange struct {
 	flag    string

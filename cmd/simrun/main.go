@@ -3,13 +3,15 @@
 // file, inspect a cache file, and benchmark. See docs/simrun.md.
 //
 // Exit codes: 0 success; 1 the work ran and found a problem (a failing
-// scenario, a violation, an invalid file); 2 usage error.
+// scenario, a violation, an invalid file); 2 bad usage or input it cannot
+// read (a missing file, a file that is not a scenario).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -76,32 +78,77 @@ func run(e *env, args []string) int {
 		}
 		return c.run(e, args[1:])
 	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if args[0] == "version" || args[0] == "--version" {
 		if len(args) > 1 {
+			return usageError(e, "version", "unexpected argument %q", args[1])
+		}
+		fmt.Fprintln(e.stdout, version())
+		return exitOK
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		switch {
+		case len(args) > 2:
+			return usageError(e, "help", "unexpected argument %q", args[2])
+		case len(args) == 2:
 			if c, ok := cmds[args[1]]; ok {
 				c.run(&env{stdout: e.stdout, stderr: e.stdout}, []string{"-h"})
 				return exitOK
 			}
+			unknownCommand(e, "simrun help", args[1], cmds)
+			return exitUsage
 		}
 		usage(e.stdout, cmds)
 		return exitOK
 	}
+	unknownCommand(e, "simrun", args[0], cmds)
+	usage(e.stderr, cmds)
+	return exitUsage
+}
+
+// unknownCommand names name, which is no command, on stderr, with the
+// closest command when one is near.
+func unknownCommand(e *env, prefix, name string, cmds map[string]command) {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
-	if s := closest(args[0], names); s != "" {
-		fmt.Fprintf(e.stderr, "simrun: unknown command %q; did you mean %q?\n", args[0], s)
+	if s := closest(name, names); s != "" {
+		fmt.Fprintf(e.stderr, "%s: unknown command %q; did you mean %q?\n", prefix, name, s)
 	} else {
-		fmt.Fprintf(e.stderr, "simrun: unknown command %q\n", args[0])
+		fmt.Fprintf(e.stderr, "%s: unknown command %q\n", prefix, name)
 	}
-	usage(e.stderr, cmds)
-	return exitUsage
+}
+
+// version is the module version and VCS revision simrun was built from,
+// as the build info records them: "(devel)" for a build from a clone, the
+// revision and "+dirty" when the tree had changes.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "simrun: no build information"
+	}
+	v := "simrun " + bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + dirty
+	}
+	return v + " " + bi.GoVersion
 }
 
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: simrun [command] [flags]")
 	fmt.Fprintln(w, "with no command, runs the embedded scenario suite, a bounded exploration and a short random run")
+	fmt.Fprintln(w, "simrun version (or --version) prints the module version and revision it was built from")
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)

@@ -58,7 +58,8 @@ func launchOn(t *testing.T, format spec.Format, file []byte, ks []spec.Key, tl *
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	opts := cache.Options{Path: crashpoint.Path, Format: format}
+	// The check at the look-up: a damaged entry is a miss, re-packed.
+	opts := cache.Options{Path: crashpoint.Path, Format: format, VerifyData: cache.VerifyOnFirstUse}
 	var r1, r2 crashpoint.LaunchResult
 	func() {
 		defer func() {

@@ -136,6 +136,9 @@ type Cache struct {
 	// (or found unusable) and look-ups see what it holds.
 	initialized bool
 	finalized   bool
+	// unsaved are the file entries inserted since the last commit
+	// attempt; Close reports those still uncommitted (ErrUncommitted).
+	unsaved []*entry
 	// lastLookupUnnamed sends the next reservation to heap: unnamed
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
@@ -149,8 +152,8 @@ type Cache struct {
 	// cache allocated), by address, held weakly.
 	insertedStaged map[uintptr]weak.Pointer[byte]
 	maps           []vfs.Mapping // every mapping, unmapped at Close
-	// prefaults populate (or check, Options.VerifyAhead) mappings of
-	// committed data (Options.Prefault); Close stops and waits for them
+	// prefaults populate (or check, unless Options.DisableVerifyAhead) mappings of
+	// committed data (unless Options.DisablePrefault); Close stops and waits for them
 	// before it unmaps.
 	prefaults []*prefaulter
 	// aheadChecked, when set (tests, before the first load), is called by
@@ -248,12 +251,15 @@ func Open(opts Options) (*Cache, error) {
 // symbolic link given as Options.Path.
 func (c *Cache) Path() string { return c.opts.Path }
 
-// Close releases the cache: it ends any write without committing (call
-// Finalize or Save first to keep new entries), releases the lock and unmaps
-// every mapping. Every handle and every slice from Bytes or ReserveSpace is
-// invalid afterwards. It does not fail: a resource that cannot be given back
-// is recorded in Stats.ReleaseErr, since a backend's destroy must not fail
-// because of the cache (G8). The error result is for io.Closer.
+// Close releases the cache: it ends any write without committing, releases
+// the lock and unmaps every mapping. Every handle and every slice from Bytes
+// or ReserveSpace is invalid afterwards. Entries packed into the file and
+// never committed (no Finalize or Save since their insert) are lost, and
+// Close says so: it returns ErrUncommitted with their number, bytes and
+// first name, having released everything all the same. That is the only
+// error: a resource that cannot be given back is recorded in
+// Stats.ReleaseErr, since a backend's destroy must not fail because of the
+// cache (G8).
 func (c *Cache) Close() error {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
@@ -263,6 +269,7 @@ func (c *Cache) Close() error {
 		return nil
 	}
 	c.closed = true
+	lost := c.uncommitted()
 	if c.w != nil {
 		c.noteRelease(c.endWrite())
 	}
@@ -284,7 +291,28 @@ func (c *Cache) Close() error {
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
 	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
-	return nil
+	return lost
+}
+
+// uncommitted describes the entries inserted into the file since the last
+// commit attempt that no commit names, or nil.
+func (c *Cache) uncommitted() error {
+	var n, size int
+	var first string
+	for _, e := range c.unsaved {
+		if e.indexed && e.place == inFile && e.persist && !e.committed {
+			if n == 0 {
+				first = e.key.Weight
+			}
+			n++
+			size += len(e.data)
+		}
+	}
+	c.unsaved = nil
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d entries (%d bytes, the first %q) in %s; call Finalize or Save before Close", ErrUncommitted, n, size, first, c.opts.Path)
 }
 
 // noteRelease records the first failure to give back a resource (a file,

@@ -30,6 +30,7 @@ import (
 // or unconditionally rewrites the file when compact is set. It runs under
 // c.mu and starts a writer if none is active.
 func (c *Cache) commit(compact bool) error {
+	c.unsaved = nil // an attempt: its failure is the commit's error
 	if c.w == nil {
 		if r, err := c.beginWrite(); r != "" {
 			c.stats.CommitErr = err

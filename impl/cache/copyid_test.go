@@ -32,7 +32,7 @@ func copyIDs(t *testing.T, path string) map[string]uint64 {
 // copy can be taken for it (G3). Loaded copies keep theirs, and so does a
 // compaction, which moves bytes without making new copies.
 func TestRepackGetsNewCopyID(t *testing.T) {
-	opts := cache.Options{Path: tempPath(t)}
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnFirstUse}
 	ks := keys(3, 1)
 	process(t, opts, ks)
 	before := copyIDs(t, opts.Path)

@@ -56,6 +56,15 @@ var (
 	// ErrUnknownProgram is returned by DeleteProgram for a program that was
 	// never initialized or is already deleted.
 	ErrUnknownProgram = errors.New("cache: unknown program")
+	// ErrProgramLive is returned by InitializeForProgram for a program
+	// initialized before and not deleted since: its packing is done (or
+	// under way), and a second one would pack it again under the same
+	// name. DeleteProgram ends it (the backend's destroy).
+	ErrProgramLive = errors.New("cache: program already initialized")
+	// ErrUncommitted is returned by Close when packed entries written to
+	// the file were never committed (no Finalize or Save after their
+	// insert): they are lost, and the next launch packs them again.
+	ErrUncommitted = errors.New("cache: packed entries were never committed")
 	// ErrOptionsMismatch is returned by Manager.Get when a live cache of the
 	// path was opened with different options.
 	ErrOptionsMismatch = errors.New("cache: options differ from the live cache of this path")
@@ -81,6 +90,22 @@ var (
 	// the system's error.
 	ErrReadOnly = errors.New("cache: read-only")
 )
+
+// ErrNoDirectory is matched by the *PathError recorded in Stats.LoadErr
+// when the cache file's directory does not exist (or is not a directory):
+// the launch packs to heap with reason open-failed (G8).
+var ErrNoDirectory = errors.New("cache: no such directory")
+
+// PathError is a failure of the cache path itself, recorded in Stats: Path
+// is the cache file the caller configured, never the lock file beside it.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("cache: %s: %v", e.Path, e.Err) }
+
+func (e *PathError) Unwrap() error { return e.Err }
 
 // OptionsError reports an invalid option.
 type OptionsError struct {

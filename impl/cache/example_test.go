@@ -6,14 +6,51 @@ import (
 	"path/filepath"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/kernels"
 	"github.com/xpwc/xpwc/spec"
 )
+
+// One weight, cached: Program brackets the packing (and commits it), Get
+// looks the weight up and packs it on a miss, NewKey names it with a
+// digest of the unpacked weights, so a changed weight is packed again.
+// Run twice, the second run reads the packing from the file.
+func Example() {
+	dir, _ := os.MkdirTemp("", "xpwc-example")
+	defer os.RemoveAll(dir)
+	w, b := make([]float32, 64*32), make([]float32, 64) // the model's weights and bias
+	k := kernels.NewRegistry().Default()
+
+	for run := 1; run <= 2; run++ {
+		c, err := cache.Open(cache.Options{Path: filepath.Join(dir, "model.xpwc")})
+		if err != nil {
+			panic(err)
+		}
+		err = c.Program("model", func() error {
+			key := cache.NewKey("fc.weight", "fc.bias", k, w, b)
+			packed, err := c.Get(key, k.PackedSize(64, 32), func(dst []byte) error {
+				return k.Pack(dst, 64, 32, w, b)
+			})
+			_ = packed // the kernel computes from these bytes
+			return err
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(c.Stats().Load, c.Stats().Hits)
+		if err := c.Close(); err != nil {
+			panic(err)
+		}
+	}
+	// Output:
+	// missing 0
+	// ok 1
+}
 
 // A launch as XNNPACK's operator creation drives the cache: look up each
 // weight; on a miss reserve space, pack into it and insert; finalize. The
 // second launch (a new Cache on the same path, as a new process would open)
 // hits every weight from the file.
-func Example() {
+func Example_provider() {
 	dir, _ := os.MkdirTemp("", "xpwc-example")
 	defer os.RemoveAll(dir)
 	opts := cache.Options{Path: filepath.Join(dir, "model.xpwc")}

@@ -117,9 +117,23 @@ func TestG8MissingDirectory(t *testing.T) {
 	s := process(t, opts, keys(2, 1))
 	require.Equal(t, spec.LoadFailed, s.Load)
 	require.ErrorIs(t, s.LoadErr, os.ErrNotExist)
+	require.ErrorIs(t, s.LoadErr, cache.ErrNoDirectory)
+	var pe *cache.PathError
+	require.ErrorAs(t, s.LoadErr, &pe)
+	require.Equal(t, opts.Path, pe.Path, "the error names the cache file")
+	require.NotContains(t, s.LoadErr.Error(), ".lock", "the error names the lock file the caller never configured")
 	require.Positive(t, s.HeapBytes[cache.HeapOpenFailed])
 	_, err := os.Stat(filepath.Dir(opts.Path))
 	require.ErrorIs(t, err, os.ErrNotExist, "the cache never creates directories")
+
+	// A regular file where the directory should be: the same, typed.
+	file := tempPath(t)
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	s = process(t, cache.Options{Path: filepath.Join(file, "w.xpwc")}, keys(2, 1))
+	require.ErrorIs(t, s.LoadErr, cache.ErrNoDirectory)
+	require.ErrorAs(t, s.LoadErr, &pe)
+	require.Equal(t, filepath.Join(file, "w.xpwc"), pe.Path)
+	require.Positive(t, s.HeapBytes[cache.HeapOpenFailed])
 }
 
 // A read-only file system (simulated: tests may run as root, which ignores

@@ -167,7 +167,7 @@ func TestInvalidateOwnPackingSurvivesRefresh(t *testing.T) {
 			c := open(t, opts)
 			launch(t, c, "P", ks)
 			require.NoError(t, c.Invalidate("w0"))
-			require.NoError(t, c.InitializeForProgram("P"))
+			require.NoError(t, c.InitializeForProgram("P2"))
 			_, hit := c.LookUp(ks[0])
 			require.False(t, hit, "the dropped entry came back from the file")
 			_, hit = c.LookUp(ks[1])
@@ -200,7 +200,7 @@ func TestInvalidationYieldsToAnotherWritersRepack(t *testing.T) {
 	require.False(t, hit)
 	require.NoError(t, b.Finalize())
 
-	require.NoError(t, a.InitializeForProgram("P"))
+	require.NoError(t, a.InitializeForProgram("P2"))
 	h, hit := a.LookUp(ks[0])
 	require.True(t, hit, "the other writer's re-pack was dropped with this instance's invalidated copy")
 	got, err := a.Bytes(h)
@@ -216,7 +216,7 @@ func TestInvalidationYieldsToAnotherWritersRepack(t *testing.T) {
 // every later call too (the bytes are never handed out), and the next
 // look-up misses with reason corrupt. Intact entries are checked once.
 func TestVerifyOnComputeChecksAtBytes(t *testing.T) {
-	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 	ks := keys(2, 1)
 	process(t, opts, ks)
 	flipDataByte(t, opts.Path, ks[1])
@@ -252,7 +252,7 @@ func TestVerifyOnComputeChecksAtBytes(t *testing.T) {
 // packing), as the model's insert marks the entry verified (found by
 // TestConformanceOnCompute: the cache reported a check the model did not).
 func TestInsertOfEqualBytesNeedsNoCheck(t *testing.T) {
-	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 	ks := keys(1, 1)
 	process(t, opts, ks)
 
@@ -335,7 +335,7 @@ func TestIdleSaveAfterRepackReleasesWriterLock(t *testing.T) {
 
 	// Another process (checking at the look-up) re-packs and commits w0
 	// first.
-	process(t, cache.Options{Path: opts.Path}, ks)
+	process(t, cache.Options{Path: opts.Path, VerifyData: cache.VerifyOnFirstUse}, ks)
 
 	// The re-pack: its reservation takes the writer lock and merges that
 	// commit; the insert keeps the equal packing.
@@ -378,7 +378,7 @@ func TestRetiredLoadedEntryCheckedAtCompute(t *testing.T) {
 // hands the entry out unchecked, and P is finalized holding it.
 func warmLaunchOfRot(t *testing.T) (cache.Options, []spec.Key, *cache.Cache, cache.Handle) {
 	t.Helper()
-	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: tempPath(t), VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 	ks := keys(1, 1)
 	process(t, opts, ks)
 	flipDataByte(t, opts.Path, ks[0])
@@ -412,4 +412,5 @@ func TestRepackAfterFinalizeAsksForTheLockAgain(t *testing.T) {
 
 	pack(t, c, ks[1]) // after finalize, as a compute's re-pack
 	require.Equal(t, uint64(sizeOf(ks[0])), c.Stats().HeapBytes[cache.HeapLockBusy], "the re-pack after finalize kept the launch's busy verdict")
+	require.NoError(t, c.Save()) // as the runtime saves a compute's re-pack
 }

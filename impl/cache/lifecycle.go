@@ -23,6 +23,12 @@ func (c *Cache) InitializeForProgram(program string) error {
 	if c.active != "" && c.active != program {
 		return fmt.Errorf("%w: %q while %q", ErrProgramActive, program, c.active)
 	}
+	if _, live := c.programs[program]; live && c.active != program {
+		// Another thread joining the program's initialization (two
+		// launches of one program through one Manager) is not a second
+		// packing; one after its Finalize is.
+		return fmt.Errorf("%w: %q (DeleteProgram ends it)", ErrProgramLive, program)
+	}
 	// A load that could not use the file (busy shared lock: a writer is
 	// between its first append and its commit; an I/O error) sends this
 	// program's reservations to heap, even if the lock is free by the time

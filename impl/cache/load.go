@@ -160,7 +160,7 @@ func (c *Cache) load() HeapReason {
 // the data file's) and returns the heap reason for this program: a busy
 // lock, a heap-only build without flock, or an I/O error.
 func (c *Cache) lockFailed(err error) HeapReason {
-	c.stats.LoadErr = err
+	c.stats.LoadErr = c.pathError(err)
 	switch {
 	case errors.Is(err, ErrLockBusy):
 		c.stats.Load = spec.LoadLocked
@@ -281,7 +281,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		}
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
-		if c.opts.Prefault && !c.verifiesAhead(cf) {
+		if !c.opts.DisablePrefault && !c.verifiesAhead(cf) {
 			if p := startPrefault(m, int(end)); p != nil {
 				c.prefaults = append(c.prefaults, p)
 			}
@@ -325,7 +325,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 			walk = append(walk, e)
 		}
 	}
-	if c.opts.Prefault && c.verifiesAhead(cf) {
+	if !c.opts.DisablePrefault && c.verifiesAhead(cf) {
 		if p := c.startVerifyAhead(walk); p != nil {
 			c.prefaults = append(c.prefaults, p)
 		}
@@ -334,10 +334,10 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 }
 
 // verifiesAhead reports whether the prefault walk over the mapping of cf's
-// data checks entries rather than only populating (Options.VerifyAhead):
+// data checks entries rather than only populating (not Options.DisableVerifyAhead):
 // only where the compute would check them (VerifyOnCompute) and the file
 // has data checksums of the configured format (v3).
 func (c *Cache) verifiesAhead(cf *committedFile) bool {
-	return c.opts.VerifyAhead && c.opts.VerifyData == VerifyOnCompute &&
+	return !c.opts.DisableVerifyAhead && c.opts.VerifyData == VerifyOnCompute &&
 		c.opts.Format == spec.FormatV3 && cf != nil && cf.format == spec.FormatV3
 }

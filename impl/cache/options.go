@@ -14,11 +14,14 @@ import (
 type VerifyPolicy int
 
 const (
+	// VerifyDefault, the zero value, is DefaultVerifyData: the policy the
+	// benchmarks chose, so Options{} needs no policy named.
+	VerifyDefault VerifyPolicy = iota
 	// VerifyOnFirstUse checks an entry's data the first time this Cache
 	// hands it out, so a warm launch pays one CRC pass over the weights it
-	// actually uses, and a corrupt entry becomes a miss and is re-packed. It
-	// is the default (the zero value); docs/cache.md has the measured cost.
-	VerifyOnFirstUse VerifyPolicy = iota
+	// actually uses, and a corrupt entry becomes a miss and is re-packed.
+	// docs/cache.md has the measured cost.
+	VerifyOnFirstUse
 	// VerifyOnLoad checks every committed entry when the index is loaded,
 	// including entries the program never uses.
 	VerifyOnLoad
@@ -34,11 +37,21 @@ const (
 	// misses with reason corrupt) and the caller re-packs. Only for callers
 	// that read packed bytes through Bytes: XNNPACK's operators read the
 	// pointer a look-up returned, for which VerifyOnFirstUse is the check.
+	// In Go every packed byte is reached through Bytes, so it is the
+	// default (DefaultVerifyData).
 	VerifyOnCompute
 )
 
+// DefaultVerifyData is the policy of VerifyDefault, the zero value: each
+// entry is checked at the first Bytes of a handle to it, which a runtime
+// calls right before the compute reads the bytes anyway, so initialization
+// checks nothing (docs/cache.md, "Data verification"; the runtime's and
+// simrun's launches use it too).
+const DefaultVerifyData = VerifyOnCompute
+
 // ID is the policy's name in spec's policy table (spec.VerifyPolicies),
-// the name flags and reports use; "" for a value that is no policy.
+// the name flags and reports use (VerifyDefault's is DefaultVerifyData's);
+// "" for a value that is no policy.
 func (p VerifyPolicy) ID() spec.VerifyPolicyID {
 	switch p {
 	case VerifyOnFirstUse:
@@ -49,6 +62,8 @@ func (p VerifyPolicy) ID() spec.VerifyPolicyID {
 		return spec.VerifyOff
 	case VerifyOnCompute:
 		return spec.VerifyOnCompute
+	case VerifyDefault:
+		return DefaultVerifyData.ID()
 	}
 	return ""
 }
@@ -93,7 +108,9 @@ const DefaultAllocateAhead = 16 << 20
 // a cache readable by every user of a device leaks it.
 const DefaultFileMode os.FileMode = 0o600
 
-// Options configure a Cache. The zero value is a heap-only cache.
+// Options configure a Cache. The zero value of every field is its measured
+// default (docs/cache.md, "API"): Options{Path: p} is the cache the
+// runtime and simrun launch with, and Options{} a heap-only one.
 type Options struct {
 	// Path is the cache file. "" means the cache never touches a file (G6).
 	// The lock file is Path+".lock" and temporary files Path+".tmp-*", in
@@ -112,7 +129,8 @@ type Options struct {
 	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
 	// to heap for this launch and record HeapLockBusy (G8).
 	LockWait time.Duration
-	// VerifyData says when data checksums are checked (G1).
+	// VerifyData says when data checksums are checked (G1). The zero
+	// value, VerifyDefault, is DefaultVerifyData.
 	VerifyData VerifyPolicy
 	// CompactGarbageRatio is the bound on garbage/live bytes above which a
 	// commit rewrites the file instead of appending to it. 0 means
@@ -138,22 +156,28 @@ type Options struct {
 	// reason read-only, nothing is committed. A file on a read-only file
 	// system is used this way without asking.
 	ReadOnly bool
-	// Prefault populates each mapping of committed data on a goroutine of
-	// its own, from the mapping's end backwards, while the caller reads
-	// from its start: the page faults of a warm launch's first pass over
-	// the weights are shared with a second core (docs/cache.md,
-	// "Prefaulting"). Where mappings cannot be populated (not Linux, an
-	// in-memory file system) it does nothing. Close waits for it.
-	Prefault bool
-	// VerifyAhead makes the Prefault goroutine check each committed
-	// entry's data (VerifyOnCompute, v3 files) instead of only populating
-	// the mapping: from the last entry in file order backwards, while the
-	// program computes from the first, so the compute's first Bytes of an
-	// entry the walk reached finds it checked. Only success is recorded: a
+	// DisablePrefault turns off the prefault goroutine. By default each
+	// mapping of committed data is populated on a goroutine of its own,
+	// from the mapping's end backwards, while the caller reads from its
+	// start: the page faults of a warm launch's first pass over the
+	// weights are shared with a second core (docs/cache.md,
+	// "Prefaulting"; on a machine with a core to spare it shortened the
+	// first output to 0.71-0.76 of the same launch without it,
+	// docs/benchmarks.md). Where mappings cannot be populated (not Linux,
+	// an in-memory file system) the goroutine does nothing. Close waits
+	// for it.
+	DisablePrefault bool
+	// DisableVerifyAhead makes the prefault goroutine only populate the
+	// mapping. By default, under VerifyOnCompute on a v3 file, it checks
+	// each committed entry's data instead, from the last entry in file
+	// order backwards while the program computes from the first, so the
+	// compute's first Bytes of an entry the walk reached finds it checked
+	// (in five quiet llama-1184 benches, 0.85-0.99 of the first output of
+	// populating only, docs/benchmarks.md). Only success is recorded: a
 	// corrupt entry is found by the compute's own Bytes, as without it.
-	// Without Prefault, or under another policy, it changes nothing
+	// With DisablePrefault, or under another policy, it changes nothing
 	// (docs/cache.md, "Prefaulting").
-	VerifyAhead bool
+	DisableVerifyAhead bool
 	// AllocateAhead is how far a new cache file (written under a temporary
 	// name, read by no one until its first commit) is allocated ahead of
 	// its reservations: it is extended by doubling, never more than
@@ -177,6 +201,11 @@ type Options struct {
 	_ struct{}
 }
 
+// WithDefaults returns o with every field left zero set to its default (as
+// Open uses it), or an *OptionsError for an invalid option: what a caller
+// logs or compares to see the settings a Cache of o runs with.
+func (o Options) WithDefaults() (Options, error) { return o.normalized() }
+
 // normalized returns o with defaults filled in, or an *OptionsError. A
 // field whose zero value means "decide from the file" keeps it: Format
 // spec.FormatUnknown survives, so a Cache opened from normalized options
@@ -189,6 +218,8 @@ func (o Options) normalized() (Options, error) {
 		return o, &OptionsError{Field: "Format", Value: o.Format.String()}
 	}
 	switch o.VerifyData {
+	case VerifyDefault:
+		o.VerifyData = DefaultVerifyData
 	case VerifyOnFirstUse, VerifyOnLoad, VerifyOff, VerifyOnCompute:
 	default:
 		return o, &OptionsError{Field: "VerifyData", Value: o.VerifyData.String()}

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 
 	"github.com/xpwc/xpwc/impl/vfs"
@@ -26,6 +27,27 @@ func (c *Cache) checkRegular() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, vfs.FileKind(fi.Mode()))
+}
+
+// pathError returns err, or a *PathError naming the cache file when err
+// (from the lock file beside it) comes of a directory of the path that
+// does not exist: the caller configured the path, not the lock file.
+func (c *Cache) pathError(err error) error {
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return err
+	}
+	fi, serr := c.fsys.Stat(c.dir)
+	if serr == nil && fi.IsDir() {
+		return err
+	}
+	// The errno stays in the chain (ENOENT, ENOTDIR), the lock file's
+	// name does not.
+	cause := error(fs.ErrNotExist)
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		cause = errno
+	}
+	return &PathError{Path: c.opts.Path, Err: fmt.Errorf("%w: %s: %w", ErrNoDirectory, c.dir, cause)}
 }
 
 // openLive opens the cache path with flag and checks on the open file

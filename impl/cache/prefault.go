@@ -17,14 +17,14 @@ import (
 const prefaultChunk = 4 << 20
 
 // prefaulter enters the pages of one committed mapping into the page
-// tables on a goroutine of its own (Options.Prefault). It goes from the
+// tables on a goroutine of its own (unless Options.DisablePrefault). It goes from the
 // mapping's end towards its start: a program computes its layers in the
 // order they were packed, which is file order, so the two meet once and
 // each page is faulted by one of them. The first touch of a warm launch's
 // mapping costs more than reading it (docs/benchmarks.md); on a second
 // core that cost moves off the path to the first output.
 //
-// With Options.VerifyAhead the walk checks the entries' data instead of
+// Unless Options.DisableVerifyAhead, the walk checks the entries' data instead of
 // only populating (startVerifyAhead): reading an entry to check it faults
 // its pages in as populating would.
 type prefaulter struct {
@@ -72,7 +72,7 @@ func (p *prefaulter) wait() {
 
 // startVerifyAhead starts checking the data of es, the entries one load
 // mapped, from the last in file order backwards, while the program
-// computes from the first (Options.VerifyAhead with VerifyOnCompute on a
+// computes from the first (not Options.DisableVerifyAhead, with VerifyOnCompute on a
 // v3 file). The check of each layer then leaves the compute's path as its
 // page faults do: the compute's first Bytes of an entry the walk checked
 // finds it verified. The two meet once; at most the entry both reach at

@@ -85,7 +85,7 @@ func (p *popFS) covered() (calls [][2]int, end int) {
 	return calls, end
 }
 
-// With Options.Prefault a load of the committed file populates its mapping
+// With prefaulting (on unless Options.DisablePrefault) a load of the committed file populates its mapping
 // from the end back to offset 0, in chunks that start at page-aligned
 // offsets, each page once; without it nothing is populated.
 func TestPrefaultPopulatesCommittedMappingBackwards(t *testing.T) {
@@ -97,7 +97,7 @@ func TestPrefaultPopulatesCommittedMappingBackwards(t *testing.T) {
 	process(t, cache.Options{Path: path}, ks)
 
 	fs := &popFS{FS: vfs.OS()}
-	c := open(t, cache.Options{Path: path, FS: fs, Prefault: true})
+	c := open(t, cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.Equal(t, len(ks), launch(t, c, "P", ks))
 	var calls [][2]int
 	require.Eventually(t, func() bool {
@@ -136,7 +136,7 @@ func TestCloseWaitsForPrefault(t *testing.T) {
 	process(t, cache.Options{Path: path}, ks)
 
 	fs := &popFS{FS: vfs.OS(), gate: make(chan struct{}), inside: make(chan struct{}, 1)}
-	c, err := cache.Open(cache.Options{Path: path, FS: fs, Prefault: true})
+	c, err := cache.Open(cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("P"))
 	select { // the walk is held inside its first call

@@ -121,7 +121,10 @@ func (c *Cache) verify(e *entry) bool {
 // memory that LookUpOrInsert writes into that space (with
 // Options.MappedWrites the space is mapped read-write instead); otherwise
 // it is heap memory and the reason is recorded (G8). It fails only for
-// n <= 0 or after Close.
+// n <= 0, after Close and before the first InitializeForProgram. After
+// Finalize it is a compute's re-pack, or a packer thread that looked up
+// before another thread's Finalize: both must get space (I12), so it is
+// not refused.
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)
@@ -267,6 +270,9 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 		e.copyID = newCopyID()
 	}
 	e.verified = true
+	if e.place == inFile && e.persist {
+		c.unsaved = append(c.unsaved, e)
+	}
 	if k.Weight != "" {
 		n := c.name(k)
 		if old := c.byName[n]; old != nil {

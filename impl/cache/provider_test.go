@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -131,7 +132,7 @@ func TestG6ConcurrentProviderCalls(t *testing.T) {
 		ks := keys(32, 1)
 		for round := range 2 {
 			before := c.Stats()
-			require.NoError(t, c.InitializeForProgram("P"))
+			require.NoError(t, c.InitializeForProgram(fmt.Sprint("P", round)))
 			var wg sync.WaitGroup
 			for g := range 8 {
 				wg.Add(1)

@@ -183,7 +183,7 @@ func TestG7HostileFileContent(t *testing.T) {
 				content[j] = byte(rng.Uint32())
 			}
 		}
-		opts := cache.Options{Path: tempPath(t), Format: f}
+		opts := cache.Options{Path: tempPath(t), Format: f, VerifyData: cache.VerifyOnFirstUse}
 		require.NoError(t, os.WriteFile(opts.Path, content, 0o644))
 		s := process(t, opts, ks)
 		require.Contains(t, []spec.LoadOutcome{spec.LoadOK, spec.LoadRejected}, s.Load)

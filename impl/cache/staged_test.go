@@ -126,6 +126,7 @@ func TestStagedPowerLossKeepsCommitted(t *testing.T) {
 			require.Equal(t, uint64(n), s.Hits, "%d regions, seed %d: repacks %v", n, seed, s.Repacks)
 			require.Zero(t, s.Corrupt)
 		}
+		require.ErrorIs(t, c.Close(), cache.ErrUncommitted, "the launch that lost power committed nothing")
 	}
 }
 

@@ -85,6 +85,6 @@ type Stats struct {
 	// that failed it (G1).
 	Verified, Corrupt uint64
 	// VerifiedAhead counts, of Verified, the checks made by the prefault
-	// goroutine ahead of the compute (Options.VerifyAhead).
+	// goroutine ahead of the compute (not Options.DisableVerifyAhead).
 	VerifiedAhead uint64
 }

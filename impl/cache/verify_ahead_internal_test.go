@@ -59,7 +59,7 @@ func aheadFile(t *testing.T, n int) string {
 // before the load, and looks every key up: the handles, in file order.
 func openAhead(t *testing.T, path string, n int, policy VerifyPolicy, hook func(*entry)) (*Cache, []Handle) {
 	t.Helper()
-	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: policy, Prefault: true, VerifyAhead: true})
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: policy})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	c.aheadChecked = hook
@@ -199,6 +199,10 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			verified := e.verified
 			c.mu.Unlock()
 			require.False(t, verified)
+			if drop == "replaced" {
+				// The replacement was never committed: Close says so.
+				require.ErrorIs(t, c.Close(), ErrUncommitted)
+			}
 		})
 	}
 }
@@ -211,7 +215,7 @@ func TestCloseDuringVerifyAhead(t *testing.T) {
 	path := aheadFile(t, n)
 	inside, gate := make(chan struct{}, 1), make(chan struct{})
 	first := true
-	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute, Prefault: true, VerifyAhead: true})
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
 	require.NoError(t, err)
 	c.aheadChecked = func(*entry) {
 		if first {

@@ -35,3 +35,30 @@ func TestVerifyPoliciesAreSpecs(t *testing.T) {
 	_, ok := cache.PolicyByID("on-open")
 	assert.False(t, ok)
 }
+
+// The zero Options are the measured defaults (docs/cache.md, "API"):
+// data checked at the first Bytes of an entry (so a look-up of a rotten
+// entry hits and its Bytes refuses the bytes), prefault and verify-ahead
+// on. A Cache of Options{Path: p} is the cache the runtime launches with
+// (impl/runtime TestLaunchDefaultsAreTheCacheDefaults).
+func TestZeroOptionsAreTheMeasuredDefaults(t *testing.T) {
+	o, err := cache.Options{}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, cache.DefaultVerifyData, o.VerifyData)
+	assert.Equal(t, cache.VerifyOnCompute, cache.DefaultVerifyData)
+	assert.False(t, o.DisablePrefault)
+	assert.False(t, o.DisableVerifyAhead)
+	assert.Equal(t, cache.DefaultVerifyData.ID(), cache.VerifyDefault.ID())
+
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(2, 1)
+	process(t, opts, ks)
+	flipDataByte(t, opts.Path, ks[0])
+	c := open(t, opts)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := c.LookUp(ks[0])
+	require.True(t, hit, "the look-up checked the data: the zero policy is not on-compute")
+	_, err = c.Bytes(h)
+	require.ErrorIs(t, err, cache.ErrCorruptData)
+	require.NoError(t, c.Finalize())
+}

@@ -114,7 +114,7 @@ func BenchmarkAllocateAhead(b *testing.B) {
 			require.NoError(b, err)
 			require.Equal(b, p.NumLayers(), rep.Packed)
 			cold[i] = append(cold[i], rep.InitTime)
-			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData.ID(), Prefault: DefaultPrefault})
+			rep, err = Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: DefaultVerifyData.ID(), DisableVerifyAhead: true})
 			require.NoError(b, err)
 			require.Zero(b, rep.Packed)
 			first[i] = append(first[i], rep.InitTime+rep.RunTime)
@@ -154,9 +154,9 @@ func benchProgram(b *testing.B) *Program {
 // verification policy, beside its floor in the same run: one read pass over
 // a fresh read-only mapping of the same cache file (the first touch a warm
 // launch pays to read its weights once). "/prefault" populates the mapping
-// on a second goroutine while the inference runs (cache.Options.Prefault);
+// on a second goroutine while the inference runs (on unless cache.Options.DisablePrefault);
 // "/verify-ahead" checks the entries on it instead, from the last
-// (cache.Options.VerifyAhead).
+// (on unless cache.Options.DisableVerifyAhead).
 // 16 layers of 1024×1024, about 64 MiB packed. Compare the sub-benchmarks'
 // ns/op:
 //
@@ -215,7 +215,7 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 				for j := range vs {
 					k := (round + j) % len(vs)
 					rep, err := Launch(context.Background(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(),
-						Prefault: vs[k].prefault, VerifyAhead: vs[k].ahead})
+						DisablePrefault: !vs[k].prefault, DisableVerifyAhead: !vs[k].ahead})
 					require.NoError(b, err)
 					require.Zero(b, rep.Packed)
 					got[k] = append(got[k], rep.InitTime+rep.RunTime)
@@ -235,12 +235,12 @@ func BenchmarkWarmFirstOutput(b *testing.B) {
 		})
 	}
 	for _, pol := range []cache.VerifyPolicy{cache.VerifyOnCompute, cache.VerifyOnFirstUse, cache.VerifyOnLoad, cache.VerifyOff} {
-		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID()})
+		first(pol.String(), LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), DisablePrefault: true})
 		if pol == cache.VerifyOnCompute || pol == cache.VerifyOff {
-			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: true})
+			first(pol.String()+"/prefault", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), DisableVerifyAhead: true})
 		}
 		if pol == cache.VerifyOnCompute {
-			first(pol.String()+"/verify-ahead", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID(), Prefault: true, VerifyAhead: true})
+			first(pol.String()+"/verify-ahead", LaunchConfig{CachePath: path, Program: p, VerifyData: pol.ID()})
 		}
 	}
 }

@@ -27,11 +27,9 @@ func ExampleLaunch() {
 	}
 	for launch := 1; launch <= 2; launch++ {
 		rep, err := runtime.Launch(context.Background(), runtime.LaunchConfig{
-			CachePath:   filepath.Join(dir, "model.xpwc"),
-			Program:     prog,
-			Verify:      true,
-			Prefault:    runtime.DefaultPrefault,
-			VerifyAhead: runtime.DefaultVerifyAhead,
+			CachePath: filepath.Join(dir, "model.xpwc"),
+			Program:   prog,
+			Verify:    true,
 		})
 		if err != nil {
 			panic(err) // an invalid configuration; a cache problem is in rep

@@ -13,33 +13,13 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// DefaultVerifyData is the data-checksum policy a launch should use: the
-// backend reads every layer's packed bytes through Cache.Bytes right before
-// its compute, so each entry is checked there, once, while the compute is
-// about to read it, and initialization checks nothing
-// (docs/cache.md, "Data verification"). A LaunchConfig whose
-// VerifyData is empty uses it.
-const DefaultVerifyData = cache.VerifyOnCompute
-
-// DefaultPrefault is whether a launch should populate the cache's mapping
-// on a second goroutine while the first inference runs
-// (cache.Options.Prefault). On: on a machine with a core to spare it
-// shortened the first output to 0.71-0.76 of the same launch without it,
-// and in every llama-1184 bench since (docs/benchmarks.md, "Prefaulting
-// the mapping").
-const DefaultPrefault = true
-
-// DefaultVerifyAhead is whether the prefault goroutine of a launch should
-// also check each entry's data ahead of the compute, from the last layer
-// backwards (cache.Options.VerifyAhead; with DefaultVerifyData and
-// DefaultPrefault). On since the cache stages its writes: with the page
-// cache in large folios the walk's work is the checksum, not faults, and
-// in five quiet llama-1184 benches it brought the first output to
-// 0.85-0.99 of populating only (median 0.92). Before staged writes it was
-// 5-8% slower: a layer checked at its compute is still in the CPU cache
-// for the multiply, one checked ahead is read from memory twice
-// (docs/benchmarks.md, "Verifying ahead of the compute").
-const DefaultVerifyAhead = true
+// DefaultVerifyData is the data-checksum policy of a launch whose
+// LaunchConfig.VerifyData is empty: the cache's default
+// (cache.DefaultVerifyData). The backend reads every layer's packed bytes
+// through Cache.Bytes right before its compute, so each entry is checked
+// there, once, while the compute is about to read it, and initialization
+// checks nothing (docs/cache.md, "Data verification").
+const DefaultVerifyData = cache.DefaultVerifyData
 
 // A launch that finds the lock busy waits about what packing its program
 // would cost, within [MinLockWait, MaxLockWait] (LockWaitFor), never
@@ -71,6 +51,8 @@ func LockWaitFor(p *Program) time.Duration {
 }
 
 // LaunchConfig describes one process launch of a program against a cache.
+// The zero value of each cache setting is the cache's default (the zero
+// cache.Options), which simrun's flags default to as well.
 type LaunchConfig struct {
 	// CachePath is the cache file; "" packs to the heap and touches no file.
 	CachePath string
@@ -98,16 +80,17 @@ type LaunchConfig struct {
 	// before packing to heap: 0 means LockWaitFor(Program), a negative
 	// value does not wait.
 	//
-	// Format, ReplaceForeign, ReadOnly, Prefault, VerifyAhead,
-	// AllocateAhead and MappedWrites are passed to cache.Options.
-	Format         spec.Format
-	LockWait       time.Duration
-	ReplaceForeign bool
-	ReadOnly       bool
-	Prefault       bool
-	VerifyAhead    bool
-	AllocateAhead  int64
-	MappedWrites   bool
+	// Format, ReplaceForeign, ReadOnly, DisablePrefault,
+	// DisableVerifyAhead, AllocateAhead and MappedWrites are passed to
+	// cache.Options.
+	Format             spec.Format
+	LockWait           time.Duration
+	ReplaceForeign     bool
+	ReadOnly           bool
+	DisablePrefault    bool
+	DisableVerifyAhead bool
+	AllocateAhead      int64
+	MappedWrites       bool
 	// Rows is the number of input rows (M); 0 means 1. InputSeed derives
 	// the input (Program.Input), so launches in separate processes agree.
 	Rows      int
@@ -146,7 +129,7 @@ type LaunchReport struct {
 	// DataChecks counts the data checks made by the end of the launch
 	// (cache.Stats.Verified), DataChecksAhead those of them the prefault
 	// goroutine made before the compute reached their entries
-	// (LaunchConfig.VerifyAhead).
+	// (unless LaunchConfig.DisableVerifyAhead).
 	DataChecks, DataChecksAhead uint64
 	// Entries is the number of entries in the cache's index after the
 	// launch: on a warm launch with nothing new, the entries it loaded.
@@ -193,29 +176,25 @@ type LaunchReport struct {
 	SourceTime, PackTime, FinalizeTime time.Duration
 }
 
-// verifyPolicy resolves LaunchConfig.VerifyData: empty is
-// DefaultVerifyData, an unknown name an *cache.OptionsError.
-func verifyPolicy(id spec.VerifyPolicyID) (cache.VerifyPolicy, error) {
-	if id == "" {
-		return DefaultVerifyData, nil
+// CacheOptions returns the cache options of a launch of cfg: its cache
+// settings, with an empty VerifyData resolved to DefaultVerifyData, or an
+// *cache.OptionsError for an unknown policy name.
+func (cfg LaunchConfig) CacheOptions() (cache.Options, error) {
+	verify := DefaultVerifyData
+	if cfg.VerifyData != "" {
+		p, ok := cache.PolicyByID(cfg.VerifyData)
+		if !ok {
+			return cache.Options{}, &cache.OptionsError{Field: "VerifyData", Value: string(cfg.VerifyData)}
+		}
+		verify = p
 	}
-	p, ok := cache.PolicyByID(id)
-	if !ok {
-		return 0, &cache.OptionsError{Field: "VerifyData", Value: string(id)}
-	}
-	return p, nil
-}
-
-// cacheOptions are the cache options of a launch of cfg under policy
-// verify.
-func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
 	return cache.Options{
 		Path: cfg.CachePath, FS: cfg.FS, Format: cfg.Format,
 		VerifyData: verify, LockWait: lockWait(cfg),
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
-		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
+		DisablePrefault: cfg.DisablePrefault, DisableVerifyAhead: cfg.DisableVerifyAhead, AllocateAhead: cfg.AllocateAhead,
 		MappedWrites: cfg.MappedWrites,
-	}
+	}, nil
 }
 
 // lockWait resolves LaunchConfig.LockWait: 0 is LockWaitFor(Program),
@@ -251,7 +230,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	verify, err := verifyPolicy(cfg.VerifyData)
+	opts, err := cfg.CacheOptions()
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)
 	}
@@ -259,7 +238,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if mgr == nil {
 		mgr = cache.NewManager(cfg.FS)
 	}
-	c, release, err := mgr.Get(cacheOptions(cfg, verify))
+	c, release, err := mgr.Get(opts)
 	if err != nil {
 		return rep, fmt.Errorf("runtime: launch: %w", err)
 	}

@@ -22,7 +22,7 @@ func TestLaunchPrefaultKeepsOutputAndVerification(t *testing.T) {
 	n := uint64(p.NumLayers())
 	for _, ahead := range []bool{false, true} {
 		path := tempPath(t, "c.xpwc")
-		cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute.ID(), Verify: true, Prefault: true, VerifyAhead: ahead}
+		cfg := LaunchConfig{CachePath: path, Program: p, VerifyData: cache.VerifyOnCompute.ID(), Verify: true, DisableVerifyAhead: !ahead}
 		cold, err := Launch(context.Background(), cfg)
 		require.NoError(t, err)
 
@@ -52,11 +52,12 @@ func TestLaunchPrefaultKeepsOutputAndVerification(t *testing.T) {
 // before the inference depends on a free core (docs/benchmarks.md), so
 // the wiring is checked here rather than through a launch's counts.
 func TestLaunchPassesCacheOptions(t *testing.T) {
-	cfg := LaunchConfig{CachePath: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second,
-		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
-	got := cacheOptions(cfg, cache.VerifyOnLoad)
+	cfg := LaunchConfig{CachePath: "/x/c.xpwc", Format: spec.FormatV2, VerifyData: cache.VerifyOnLoad.ID(), LockWait: time.Second,
+		ReplaceForeign: true, ReadOnly: true, DisablePrefault: true, DisableVerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
+	got, err := cfg.CacheOptions()
+	require.NoError(t, err)
 	want := cache.Options{Path: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second, VerifyData: cache.VerifyOnLoad,
-		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
+		ReplaceForeign: true, ReadOnly: true, DisablePrefault: true, DisableVerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
 	require.Equal(t, want, got)
 }
 
@@ -80,7 +81,30 @@ func TestLaunchLockWait(t *testing.T) {
 		{-1, 0, llama},
 		{300 * time.Millisecond, 300 * time.Millisecond, llama},
 	} {
-		got := cacheOptions(LaunchConfig{Program: tc.p, LockWait: tc.set}, cache.VerifyOnLoad).LockWait
+		got := mustCacheOptions(t, LaunchConfig{Program: tc.p, LockWait: tc.set}).LockWait
 		require.Equal(t, tc.want, got, "LockWait %v", tc.set)
 	}
+}
+
+// The zero LaunchConfig launches with the zero cache.Options: the
+// measured defaults are the library's, set in one place.
+func TestLaunchDefaultsAreTheCacheDefaults(t *testing.T) {
+	got, err := LaunchConfig{CachePath: "/x/c.xpwc"}.CacheOptions()
+	require.NoError(t, err)
+	got, err = got.WithDefaults()
+	require.NoError(t, err)
+	// The one setting a launch resolves itself: its lock wait comes from
+	// its program's size (LockWaitFor), which the cache does not know.
+	require.Equal(t, MinLockWait, got.LockWait)
+	want, err := cache.Options{Path: "/x/c.xpwc", LockWait: MinLockWait}.WithDefaults()
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, DefaultVerifyData, got.VerifyData)
+}
+
+func mustCacheOptions(t *testing.T, cfg LaunchConfig) cache.Options {
+	t.Helper()
+	o, err := cfg.CacheOptions()
+	require.NoError(t, err)
+	return o
 }

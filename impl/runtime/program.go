@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/xpwc/xpwc/internal/rawmem"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -168,3 +169,33 @@ func (p *Program) TotalWeights() int64 {
 // uniform(-a, a) has variance a²/3, so a = sqrt(3/K) gives each output the
 // variance of one input element.
 func weightScale(k int) float32 { return float32(math.Sqrt(3 / float64(k))) }
+
+// NewProgram returns a program of the caller's layers and weights:
+// weights[i] is layer i's N×K weight matrix (row-major, output by output),
+// biases[i] its N biases (nil for a layer without bias; biases itself may
+// be nil when no layer has one). The program keeps copies. Each layer's
+// key Source is the digest of its weight and bias bytes
+// (spec.SourceDigest), so a changed weight misses in the cache instead of
+// serving the packing of the old one (G1).
+func NewProgram(name string, layers []Layer, weights, biases [][]float32) (*Program, error) {
+	if len(weights) != len(layers) || biases != nil && len(biases) != len(layers) {
+		return nil, &ProgramError{Field: "weights", Msg: fmt.Sprintf("%d weight and %d bias slices for %d layers", len(weights), len(biases), len(layers))}
+	}
+	src := &fileSource{w: make([][]float32, len(layers)), b: make([][]float32, len(layers)), digests: make([]uint64, len(layers))}
+	for i, l := range layers {
+		var b []float32
+		if biases != nil {
+			b = biases[i]
+		}
+		switch {
+		case len(weights[i]) != l.N*l.K:
+			return nil, &ProgramError{Layer: l.Name, Field: "weights", Msg: fmt.Sprintf("%d values for %d×%d", len(weights[i]), l.N, l.K)}
+		case l.Bias && len(b) != l.N, !l.Bias && len(b) != 0:
+			return nil, &ProgramError{Layer: l.Name, Field: "bias", Msg: fmt.Sprintf("%d values for N=%d, bias %v", len(b), l.N, l.Bias)}
+		}
+		src.w[i] = append([]float32(nil), weights[i]...)
+		src.b[i] = append([]float32(nil), b...)
+		src.digests[i] = spec.SourceDigest(rawmem.Bytes(src.w[i]), rawmem.Bytes(src.b[i]))
+	}
+	return newProgram(name, layers, src)
+}

@@ -39,7 +39,7 @@ compute proc=B name=w0
 	p, err := Preset(PresetSmall, 1)
 	require.NoError(t, err)
 	k := kernels.NewRegistry().Default()
-	opts := cache.Options{Path: tempPath(t, "c.xpwc"), VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: tempPath(t, "c.xpwc"), VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 	x := p.Input(2, 7)
 	cold, _ := initOnFreshCache(t, p, k, opts)
 	want, err := cold.Run(x, 2)

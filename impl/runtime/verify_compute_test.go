@@ -46,7 +46,7 @@ func TestCorruptEntryRepackedAtFirstCompute(t *testing.T) {
 	k := kernels.NewRegistry().Default()
 	path := tempPath(t, "c.xpwc")
 	x := p.Input(2, 7)
-	opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute}
+	opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 
 	launch := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 
@@ -101,7 +101,7 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 	require.NoError(t, err)
 	for i, prefault := range []bool{false, true} {
 		flipEntryByte(t, path, p.layers[i].WeightName())
-		cfg.Prefault = prefault
+		cfg.DisablePrefault = !prefault
 		warm, err := Launch(context.Background(), cfg)
 		require.NoError(t, err)
 		require.True(t, warm.Verified, "prefault %v: outputs differ from heap packing", prefault)
@@ -117,8 +117,8 @@ func TestLaunchOnComputeMatchesColdOutput(t *testing.T) {
 // init checks nothing and re-packs nothing, the first inference re-packs
 // exactly the rotten layers with reason corrupt, and its output is the
 // cold launch's bit for bit; also with the mapping populated on a second
-// goroutine meanwhile (cache.Options.Prefault), and with that goroutine
-// checking entries ahead of the compute (cache.Options.VerifyAhead), racing
+// goroutine meanwhile (on unless cache.Options.DisablePrefault), and with that goroutine
+// checking entries ahead of the compute (on unless cache.Options.DisableVerifyAhead), racing
 // the inference or finished before it: the walk records only the entries
 // that hold, so a rotten one is still found at its compute.
 func TestNoOutputFromUnverifiedBytes(t *testing.T) {
@@ -144,7 +144,7 @@ func TestNoOutputFromUnverifiedBytes(t *testing.T) {
 		{[]int{0}, aheadDone}, {[]int{last / 2}, aheadDone}, {[]int{last}, aheadDone}, {[]int{0, last / 2, last}, aheadDone}} {
 		rot := c.rot
 		path := tempPath(t, "c.xpwc")
-		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, Prefault: c.walk != none, VerifyAhead: c.walk >= ahead}
+		opts := cache.Options{Path: path, VerifyData: cache.VerifyOnCompute, DisablePrefault: c.walk == none, DisableVerifyAhead: c.walk < ahead}
 		run := func() (*Backend, *cache.Cache) { return initOnFreshCache(t, p, k, opts) }
 		cold, _ := run()
 		want, err := cold.Run(x, 3)

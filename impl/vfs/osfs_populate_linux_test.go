@@ -32,7 +32,7 @@ func faultsOfSweep(t *testing.T, b []byte, ps int) int64 {
 // Populate enters a mapping's pages into the page tables: a read of the
 // populated range takes no page fault, where the same read of a fresh
 // mapping of the same cached file takes one per fault-around block
-// (cache.Options.Prefault rests on this).
+// (the cache's prefault goroutine rests on this).
 func TestOSMappingPopulate(t *testing.T) {
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()

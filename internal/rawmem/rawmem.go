@@ -87,3 +87,18 @@ func Float32Bytes(f []float32) []byte {
 // keep b alive, and Go may not move heap objects today but promises
 // nothing.
 func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// Scalar is the element types Bytes views: fixed-size numbers, no
+// pointers, so a byte view hides nothing from the garbage collector.
+type Scalar interface {
+	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
+}
+
+// Bytes views s as its bytes in memory order (the machine's byte order).
+// The view aliases s: it is valid while s is, and writes show through.
+func Bytes[T Scalar](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
+}

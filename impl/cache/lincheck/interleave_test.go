@@ -56,7 +56,7 @@ func TestInterleaved(t *testing.T) {
 				rec := lincheck.NewRecorder()
 				errs := lincheck.RunInterleaved(c, w, rec, lincheck.NewHandleTable())
 				require.NoError(t, c.Check(), "seed %d", seed)
-				require.NoError(t, c.Close())
+				closeAfterRun(t, c)
 				require.Empty(t, errs, "seed %d", seed)
 				h := rec.History()
 				opts := checkOpts(t)
@@ -86,5 +86,5 @@ func writeWarm(t *testing.T, opts cache.Options, warm []uint8) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.Finalize())
-	require.NoError(t, c.Close())
+	closeAfterRun(t, c)
 }

@@ -235,6 +235,11 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		if s.Active != 0 && s.Active != in.Program+1 {
 			return when(want(ErrProgramActive), s)
 		}
+		if s.Active != in.Program+1 && s.Known&(1<<in.Program) != 0 {
+			// A finalized program lives until it is deleted: packing it
+			// again is misuse (cache.ErrProgramLive).
+			return when(want(ErrProgramLive), s)
+		}
 		if !want(ErrNone) {
 			return nil
 		}

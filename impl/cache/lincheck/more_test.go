@@ -101,7 +101,7 @@ func TestLinearizableWarm(t *testing.T) {
 		}
 		require.NoError(t, c.Finalize())
 		require.Equal(t, uint64(1), c.Stats().Commits)
-		require.NoError(t, c.Close())
+		closeAfterRun(t, c)
 	}
 	c := newCache(t, cache.Options{Path: path})
 	h := runAndCheck(t, c, w, lincheck.ModelConfig{Warm: warm})

@@ -92,12 +92,13 @@ const (
 	ErrProgramActive
 	ErrNoProgram
 	ErrUnknownProgram
+	ErrProgramLive
 	// ErrOther is any error the specification never allows (an I/O error
 	// from Save in a healthy temp dir, a closed cache).
 	ErrOther
 )
 
-var errClassNames = [...]string{"", "not-reserved", "program-active", "no-program", "unknown-program", "other"}
+var errClassNames = [...]string{"", "not-reserved", "program-active", "no-program", "unknown-program", "program-live", "other"}
 
 func (e ErrClass) String() string {
 	if int(e) < len(errClassNames) {
@@ -121,6 +122,8 @@ func Classify(err error) ErrClass {
 		return ErrNoProgram
 	case errors.Is(err, cache.ErrUnknownProgram):
 		return ErrUnknownProgram
+	case errors.Is(err, cache.ErrProgramLive):
+		return ErrProgramLive
 	}
 	return ErrOther
 }

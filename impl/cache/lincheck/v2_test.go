@@ -37,7 +37,7 @@ func reopen(t *testing.T, opts cache.Options) *cache.Cache {
 	t.Helper()
 	c, err := cache.Open(opts)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	t.Cleanup(func() { closeAfterRun(t, c) })
 	require.NoError(t, c.InitializeForProgram("p"))
 	return c
 }
@@ -56,7 +56,7 @@ func TestV2InvalidateLoadedEntry(t *testing.T) {
 		c := begin(t, opts)
 		packAndInsert(t, c, 0)
 		require.NoError(t, c.Finalize())
-		require.NoError(t, c.Close())
+		closeAfterRun(t, c)
 	}
 	c := reopen(t, opts)
 	require.Equal(t, spec.LoadOK, c.Stats().Load)
@@ -89,7 +89,7 @@ func TestV2ReservationAfterCommit(t *testing.T) {
 	_, err := c.ReserveSpace(lincheck.Size(1))
 	require.NoError(t, err)
 	require.NoError(t, c.Finalize())
-	require.NoError(t, c.Close())
+	closeAfterRun(t, c)
 
 	c = reopen(t, opts)
 	require.Equal(t, spec.LoadOK, c.Stats().Load, "load error: %v", c.Stats().LoadErr)
@@ -124,7 +124,7 @@ func TestV2CommitAfterEmptyIndex(t *testing.T) {
 	// k1's space was in the removed file: either the cache kept it in the
 	// file and committed it, or it fell back to heap with a reason (G8).
 	onHeap := st.HeapBytes[cache.HeapWriteFailed] > 0
-	require.NoError(t, c.Close())
+	closeAfterRun(t, c)
 
 	c = reopen(t, opts)
 	_, hit := c.LookUp(k1)
