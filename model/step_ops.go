@@ -173,6 +173,11 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		// On compute: the handle is handed out unchecked; its first
 		// compute checks it (compute).
 		o.Events |= EvtUncheckedHandle
+		if e.Rec&recCorrupt != 0 && !m.d.ComputeUnchecked {
+			// That check will fail and re-pack it: this launch is not the
+			// one after which every launch hits (G3).
+			pr.Clean = false
+		}
 	}
 	if match && !e.Verified && m.d.checksAtLookUp() {
 		o.Result.Checked = true
