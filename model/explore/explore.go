@@ -109,9 +109,21 @@ func (r Result) Violated(inv spec.InvariantID) (Violation, bool) {
 // Run explores design d within opts.Bounds. Bounds.Depth 0 explores
 // without a depth bound, to the end of the state space.
 func Run(d model.Design, opts Options) (Result, error) {
+	r, _, err := run(d, opts)
+	return r, err
+}
+
+// searched is what a run keeps of the graph it explored.
+type searched struct {
+	g     *graph
+	links *links
+	seen  *fpSet
+}
+
+func run(d model.Design, opts Options) (Result, searched, error) {
 	b := opts.Bounds
 	if err := b.Validate(); err != nil {
-		return Result{}, err
+		return Result{}, searched{}, err
 	}
 	every := opts.ProgressEvery
 	if every <= 0 {
@@ -248,7 +260,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
-	return res, nil
+	return res, searched{g, links, seen}, nil
 }
 
 // canonical is the encoding of a state's representative, and whether
