@@ -24,6 +24,7 @@ const (
 // succ is one successor of an expanded state, as a worker computed it.
 type succ struct {
 	enc       model.Encoding // canonical encoding of the new state
+	fp        uint64         // its fingerprint
 	op        spec.Op
 	stepViol  uint32 // invariants (bits in spec.Invariants order) the step breaks
 	stateViol uint32 // … the new state breaks (counted on first sight only)
@@ -114,6 +115,7 @@ func (w *worker) expand(c *chunk) {
 					} else {
 						out.Next.Encode(&sc.enc)
 					}
+					sc.fp = sc.enc.Fingerprint()
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
 				sc.edge = edgeFlags(x.b, t, sc.swapped)

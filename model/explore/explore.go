@@ -182,7 +182,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					res.Transitions++
 					target, isNew := uint32(i), false
 					if !sc.self {
-						target, isNew = seen.addID(sc.enc.Fingerprint(), uint32(states))
+						target, isNew = seen.addID(sc.fp, uint32(states))
 					}
 					viol := sc.stepViol
 					if isNew {
