@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -325,6 +328,7 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 
 func toJSON(d model.Design, r explore.Result) exploreJSON {
 	b := r.Bounds
+	rss := residentBytes()
 	out := exploreJSON{
 		Design:          d.Name,
 		Bounds:          boundsJSON{b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign, b.Depth},
@@ -335,8 +339,8 @@ func toJSON(d model.Design, r explore.Result) exploreJSON {
 		StatesPerSecond: r.StatesPerSecond(),
 		Exhausted:       r.Exhausted,
 		Workers:         r.Workers,
-		ResidentBytes:   r.ResidentBytes,
-		BytesPerState:   float64(r.ResidentBytes) / float64(max(r.States, 1)),
+		ResidentBytes:   rss,
+		BytesPerState:   float64(rss) / float64(max(r.States, 1)),
 		Stopped:         r.Stopped,
 		Expected:        ids(d.Expect),
 		Violations:      []violationJSON{},
@@ -407,4 +411,26 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// residentBytes is the process's peak resident set (VmHWM in
+// /proc/self/status), 0 where there is none: with one exploration per
+// process, what it took.
+func residentBytes() uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(rest, []byte("kB")))), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

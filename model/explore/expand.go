@@ -1,10 +1,6 @@
 package explore
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -219,25 +215,4 @@ func (x *expander) expandLevel(level *frontier, workers int, merge func(*chunk),
 		pool <- c
 	}
 	wg.Wait()
-}
-
-// residentBytes is the process's peak resident set (VmHWM in
-// /proc/self/status), 0 where there is none.
-func residentBytes() uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(rest, []byte("kB")))), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -83,9 +83,6 @@ type Result struct {
 	Liveness Liveness
 	// Workers is the number of goroutines that expanded states.
 	Workers int
-	// ResidentBytes is the process's peak resident set at the end of the
-	// run (VmHWM; 0 where the system does not say).
-	ResidentBytes uint64
 }
 
 // StatesPerSecond is the exploration rate.
@@ -255,7 +252,6 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		g.finish()
 		res.Liveness = checkLiveness(&d, b, g, links, seen, x.symmetric)
 	}
-	res.ResidentBytes = residentBytes()
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
