@@ -136,8 +136,8 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
-	var enc canonical
-	init.CanonicalEncoding(&enc.Encoding)
+	var enc model.Encoding
+	init.CanonicalEncoding(&enc)
 
 	// What is kept of each visited state: its fingerprint in seen, and in
 	// links the state it was first reached from and the op that reached
@@ -153,7 +153,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	seen.add(enc.Fingerprint())
 	links := newLinks()
 	level, next := &frontier{}, &frontier{}
-	level.push(&enc.Encoding)
+	level.push(&enc)
 	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
 
 	res := Result{Design: d.Name, Bounds: b, Workers: workers}
@@ -257,25 +257,6 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
 	return res, searched{g, links, seen}, nil
-}
-
-// canonical is the encoding of a state's representative, and whether
-// getting it swapped the processes.
-type canonical struct {
-	model.Encoding
-	swapped bool
-}
-
-// visit encodes out's state (its representative, when symmetric) into enc
-// and adds its fingerprint to seen, reporting whether it is new.
-func visit(out *model.Outcome, symmetric bool, enc *canonical, seen *fpSet) bool {
-	if symmetric {
-		enc.swapped = out.Next.CanonicalEncoding(&enc.Encoding)
-	} else {
-		out.Next.Encode(&enc.Encoding)
-		enc.swapped = false
-	}
-	return seen.add(enc.Fingerprint())
 }
 
 // stopped reports whether stop is closed, without waiting.
