@@ -69,7 +69,7 @@ func message(o model.Outcome) string {
 		}
 		return fmt.Sprintf("%s->>%s: %s: miss", p, p, label)
 	case spec.OpReserve, spec.OpInsert:
-		if r.Place == spec.PlaceFile || (op.Kind == spec.OpInsert && o.Events&model.EvtCommit != 0) {
+		if r.Place == spec.PlaceFile || (op.Kind == spec.OpInsert && o.Next.Procs[op.Proc].Ents[op.Name].Status == spec.EntryAppended) {
 			return fmt.Sprintf("%s->>F: %s: file", p, label)
 		}
 		if r.Reason != spec.ReasonNone {
