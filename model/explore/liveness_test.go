@@ -142,3 +142,44 @@ func TestWorkersSameResult(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, one.Liveness, two.Liveness)
 }
+
+// At model.ExhaustiveBounds the reference's whole state space is explored,
+// with no depth bound: every invariant holds on every reachable
+// transition, every cover is reached, and convergence holds. (About 1.2
+// million states: 10 to 90 seconds on a shared 2-core machine.)
+func TestExhaustiveBoundsProveTheReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores the reference's whole state space")
+	}
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	r, err := Run(d, Options{Bounds: model.ExhaustiveBounds(), Liveness: true, Workers: 2})
+	require.NoError(t, err)
+	assert.True(t, r.Exhausted)
+	assert.Empty(t, r.Violations)
+	assert.True(t, r.Liveness.Checked)
+	assert.Zero(t, r.Liveness.FairComponents)
+	var all []string
+	for _, c := range model.CoversFor(&d) {
+		all = append(all, c.Name)
+	}
+	assert.Equal(t, all, r.Covered)
+	t.Logf("%d states, %d transitions, depth %d, %.1fs", r.States, r.Transitions, r.Depth, r.Seconds)
+}
+
+// Every variant's known bug is within model.ExhaustiveBounds too.
+func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
+	b := model.ExhaustiveBounds()
+	b.Depth = 20
+	for _, d := range model.Designs() {
+		if len(d.Expect) == 0 {
+			continue
+		}
+		r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
+		require.NoError(t, err)
+		for _, inv := range d.Expect {
+			_, ok := r.Violated(inv)
+			assert.True(t, ok, "%s: %s not found", d.Name, inv)
+		}
+	}
+}
