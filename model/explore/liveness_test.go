@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,5 +182,28 @@ func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
 			_, ok := r.Violated(inv)
 			assert.True(t, ok, "%s: %s not found", d.Name, inv)
 		}
+	}
+}
+
+// BenchmarkExploreWorkers compares one and two workers on the same
+// exhaustive run (the reference at ExhaustiveBounds with one kernel, about
+// 175,000 states, liveness on): run with -count N so the two alternate.
+func BenchmarkExploreWorkers(b *testing.B) {
+	d, err := model.DesignByName("reference")
+	require.NoError(b, err)
+	bounds := model.ExhaustiveBounds()
+	bounds.Kernels = 1
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			var states int
+			var secs float64
+			for b.Loop() {
+				r, err := Run(d, Options{Bounds: bounds, Liveness: true, Workers: w})
+				require.NoError(b, err)
+				states += r.States
+				secs += r.Seconds
+			}
+			b.ReportMetric(float64(states)/secs, "states/s")
+		})
 	}
 }
