@@ -173,6 +173,11 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		// On compute: the handle is handed out unchecked; its first
 		// compute checks it (compute).
 		o.Events |= EvtUncheckedHandle
+		if e.Rec&recCorrupt != 0 && !m.d.ComputeUnchecked {
+			// That check will fail and re-pack it: this launch is not the
+			// one after which every launch hits (G3).
+			pr.Clean = false
+		}
 	}
 	if match && !e.Verified && m.d.checksAtLookUp() {
 		o.Result.Checked = true
@@ -343,7 +348,7 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 	}
 	pr.Replacing = false
 	q := pr.Prog
-	if pr.Clean && !pr.Blocked && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q) {
+	if pr.Clean && !pr.Blocked && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q) && !m.dropPending(s, q) {
 		s.Env.Settled |= 1 << q
 	}
 	if pr.Expect {
@@ -355,6 +360,21 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 	pr.Phase, pr.Prog = spec.PhaseIdle, 0
 	pr.Expect, pr.Blocked, pr.Clean, pr.NoFile, pr.HeapLaunch = false, false, false, false, false
 	return true
+}
+
+// dropPending reports whether some process dropped a packing of a name of
+// program q from its view and could not commit the drop yet (the lock was
+// busy): the invalidation has not reached the file, so a launch that hit the
+// packing meanwhile is not the launch after which every launch hits (G3).
+func (m machine) dropPending(s *State, q spec.Program) bool {
+	for p := 0; p < m.b.Procs; p++ {
+		for n := 0; n < m.b.Names; n++ {
+			if m.names(q)&(1<<n) != 0 && s.Procs[p].Tomb[n] != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // save commits explicitly; with nothing new it writes nothing (G4).

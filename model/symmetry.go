@@ -22,6 +22,17 @@ func (s State) Canonical() (State, bool) {
 func (s *State) CanonicalEncoding(e *Encoding) bool {
 	s.Encode(e)
 	var m Encoding
+	e.mirror(&m)
+	if !procsLess(&m, e) {
+		return false
+	}
+	*e = m
+	return true
+}
+
+// mirror writes into m the encoding of the state e encodes with the
+// processes swapped, its copy labels renumbered.
+func (e *Encoding) mirror(m *Encoding) {
 	copy(m[:procSize], e[procSize:2*procSize])
 	copy(m[procSize:2*procSize], e[:procSize])
 	copy(m[encDisk:], e[encDisk:])
@@ -32,11 +43,15 @@ func (s *State) CanonicalEncoding(e *Encoding) bool {
 		m[encLock] = 1
 	}
 	m.canonicalCopies()
-	if !procsLess(&m, e) {
-		return false
-	}
-	*e = m
-	return true
+}
+
+// SelfMirror reports whether s equals its own mirror image: then which
+// process is which cannot be told from the state.
+func (s *State) SelfMirror() bool {
+	var e, m Encoding
+	s.Encode(&e)
+	e.mirror(&m)
+	return m == e
 }
 
 // TakesProc reports whether op names a process (so that renaming the

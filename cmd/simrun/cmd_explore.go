@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -26,10 +30,29 @@ type exploreJSON struct {
 	Seconds         float64         `json:"seconds"`
 	StatesPerSecond float64         `json:"states_per_second"`
 	Exhausted       bool            `json:"exhausted"`
+	Workers         int             `json:"workers"`
+	ResidentBytes   uint64          `json:"resident_bytes"`
+	BytesPerState   float64         `json:"resident_bytes_per_state"`
 	Stopped         bool            `json:"stopped_when_found,omitempty"`
 	Expected        []string        `json:"expected"`
 	Violations      []violationJSON `json:"violations"`
 	Covered         []string        `json:"covered"`
+	Liveness        livenessJSON    `json:"liveness"`
+}
+
+// livenessJSON is the convergence check over the whole graph: checked only
+// when the run exhausted the state space.
+type livenessJSON struct {
+	Checked        bool        `json:"checked"`
+	FairComponents int         `json:"fair_components"`
+	Violations     []lassoJSON `json:"violations"`
+}
+
+type lassoJSON struct {
+	Invariant string   `json:"invariant"`
+	Guarantee string   `json:"guarantee"`
+	Prefix    []string `json:"prefix"`
+	Cycle     []string `json:"cycle"`
 }
 
 type boundsJSON struct {
@@ -56,10 +79,11 @@ type violationJSON struct {
 // hold.
 func cmdExplore(e *env, args []string) int {
 	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
-		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]")
-	def := model.DefaultBounds()
+		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]",
+		"               [--workers N] [--liveness] [--mermaid] [--scenarios DIR]")
+	def := model.ExhaustiveBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
-	depth := fs.Int("depth", def.Depth, "longest op sequence explored")
+	depth := fs.Int("depth", def.Depth, "longest op sequence explored (0: no bound, to the end of the state space)")
 	procs := fs.Int("procs", def.Procs, "processes (1-2)")
 	names := fs.Int("names", def.Names, "tensor names (1-3)")
 	programs := fs.Int("programs", def.Programs, "programs (1-2)")
@@ -73,13 +97,17 @@ func cmdExplore(e *env, args []string) int {
 	all := fs.Bool("all", false, "explore every design and print a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately")
+	workers := fs.Int("workers", 1, "goroutines expanding states (the same states and traces for every count)")
+	liveness := fs.Bool("liveness", true, "check convergence over the whole graph when the state space is exhausted")
+	mermaid := fs.Bool("mermaid", false, "also print each counterexample as a Mermaid sequence diagram")
+	scenarios := fs.String("scenarios", "", "write each counterexample as a scenario file (and a Mermaid .mmd beside it) into `DIR`")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if code := extraArgs(e, fs, "explore"); code >= 0 {
 		return code
 	}
-	if code := checkRanges(e, "explore", between("depth", int64(*depth), 1, 1<<10),
+	if code := checkRanges(e, "explore", between("depth", int64(*depth), 0, 1<<10), between("workers", int64(*workers), 1, 64),
 		atLeast("max-states", int64(*maxStates), 0), atLeast("max-memory", int64(*maxMemory), 0)); code >= 0 {
 		return code
 	}
@@ -94,15 +122,30 @@ func cmdExplore(e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym,
-		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20}
+		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20, Workers: *workers, Liveness: *liveness}
 	if *list {
+		// Named bounds are explored; with none, the list is designs.json's,
+		// recorded at model.DefaultBounds (depth 14, two programs): the
+		// explorer's own default runs every design to the end, minutes for
+		// some, which is --all's job, not a listing's.
+		named := false
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "depth", "procs", "names", "programs", "kernels", "sources", "foreign":
+				named = true
+			}
+		})
+		if !named {
+			opts.Bounds = model.DefaultBounds()
+		}
 		return listDesigns(e, opts, *asJSON)
 	}
 	if !*quiet {
 		opts.Progress = e.stderr
 	}
+	out := counterexamples{mermaid: *mermaid, dir: *scenarios}
 	if *all {
-		return exploreAll(e, opts, *asJSON)
+		return exploreAll(e, opts, *asJSON, out)
 	}
 	d, err := model.DesignByName(*name)
 	if err != nil {
@@ -122,10 +165,14 @@ func cmdExplore(e *env, args []string) int {
 	} else {
 		writeResult(e.stdout, d, r)
 	}
+	if err := out.write(e, d, r); err != nil {
+		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+		return exitProblem
+	}
 	if r.Interrupted {
 		return exitInterrupted
 	}
-	if len(r.Violations) > 0 {
+	if len(r.Violations) > 0 || len(r.Liveness.Violations) > 0 {
 		return exitProblem
 	}
 	return exitOK
@@ -237,16 +284,22 @@ func exploreDesignTable() ([]designRow, error) {
 // exploreAll runs the clean designs (the reference, and the reference under
 // the on-compute policy) fully and each variant until its known bugs are
 // found (or the bounds are exhausted).
-func exploreAll(e *env, opts explore.Options, asJSON bool) int {
+//
+// Without a depth bound every design is explored to the end, so that
+// convergence is checked on each (LIVENESS): the reference must have no
+// lasso, and a design known to break I4 must have one.
+func exploreAll(e *env, opts explore.Options, asJSON bool, out counterexamples) int {
 	ok := true
 	var rows []exploreJSON
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	if !asJSON {
-		fmt.Fprintln(tw, "DESIGN\tEXPECTED\tFOUND (trace length)\tSTATES\tSECONDS\tRESULT")
+		fmt.Fprintln(tw, "DESIGN\tEXPECTED\tFOUND (trace length)\tLIVENESS\tSTATES\tSECONDS\tRESULT")
 	}
 	for _, d := range model.Designs() {
 		o := opts
-		o.StopWhenFound = d.Expect
+		if o.Bounds.Depth > 0 {
+			o.StopWhenFound = d.Expect
+		}
 		r, err := explore.Run(d, o)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
@@ -261,14 +314,26 @@ func exploreAll(e *env, opts explore.Options, asJSON bool) int {
 				verdict, ok = "NOT FOUND: "+string(inv), false
 			}
 		}
+		if lv := r.Liveness; lv.Checked {
+			switch {
+			case len(d.Expect) == 0 && len(lv.Violations) > 0:
+				verdict, ok = "DOES NOT CONVERGE", false
+			case expects(d, spec.InvConverge) && len(lv.Violations) == 0:
+				verdict, ok = "NO LASSO: "+string(spec.InvConverge), false
+			}
+		}
 		rows = append(rows, toJSON(d, r))
+		if err := out.write(e, d, r); err != nil {
+			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
+			return exitProblem
+		}
 		if !asJSON {
 			var found []string
 			for _, v := range r.Violations {
 				found = append(found, fmt.Sprintf("%s (%d)", v.Invariant, len(v.Trace)))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\n", d.Name, orDash(strings.Join(ids(d.Expect), ",")),
-				orDash(strings.Join(found, ", ")), r.States, r.Seconds, verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2f\t%s\n", d.Name, orDash(strings.Join(ids(d.Expect), ",")),
+				orDash(strings.Join(found, ", ")), livenessVerdict(r.Liveness), r.States, r.Seconds, verdict)
 		}
 	}
 	if asJSON {
@@ -306,6 +371,18 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 	fmt.Fprintf(w, "bounds: procs=%d names=%d programs=%d kernels=%d sources=%d foreign=%v\n",
 		b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign)
 	fmt.Fprintf(w, "covered %d/%d reachability goals\n", len(r.Covered), len(model.CoversFor(&d)))
+	fmt.Fprintf(w, "liveness: %s\n", livenessVerdict(r.Liveness))
+	for _, l := range r.Liveness.Violations {
+		inv, _ := spec.InvariantByID(l.Invariant)
+		fmt.Fprintf(w, "lasso %s (%s): %d ops, then a cycle of %d ops repeated forever:\n", l.Invariant, inv.Guarantee, len(l.Prefix), len(l.Cycle))
+		for _, op := range l.Prefix {
+			fmt.Fprintf(w, "  %s\n", op)
+		}
+		fmt.Fprintln(w, "  -- cycle --")
+		for _, op := range l.Cycle {
+			fmt.Fprintf(w, "  %s\n", op)
+		}
+	}
 	if len(r.Violations) == 0 {
 		fmt.Fprintln(w, "violations: none")
 		return
@@ -321,6 +398,7 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 
 func toJSON(d model.Design, r explore.Result) exploreJSON {
 	b := r.Bounds
+	rss := residentBytes()
 	out := exploreJSON{
 		Design:          d.Name,
 		Bounds:          boundsJSON{b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign, b.Depth},
@@ -330,6 +408,9 @@ func toJSON(d model.Design, r explore.Result) exploreJSON {
 		Seconds:         r.Seconds,
 		StatesPerSecond: r.StatesPerSecond(),
 		Exhausted:       r.Exhausted,
+		Workers:         r.Workers,
+		ResidentBytes:   rss,
+		BytesPerState:   float64(rss) / float64(max(r.States, 1)),
 		Stopped:         r.Stopped,
 		Expected:        ids(d.Expect),
 		Violations:      []violationJSON{},
@@ -343,7 +424,42 @@ func toJSON(d model.Design, r explore.Result) exploreJSON {
 		}
 		out.Violations = append(out.Violations, vj)
 	}
+	out.Liveness = livenessJSON{Checked: r.Liveness.Checked, FairComponents: r.Liveness.FairComponents, Violations: []lassoJSON{}}
+	for _, l := range r.Liveness.Violations {
+		inv, _ := spec.InvariantByID(l.Invariant)
+		lj := lassoJSON{Invariant: string(l.Invariant), Guarantee: string(inv.Guarantee), Prefix: []string{}, Cycle: []string{}}
+		for _, op := range l.Prefix {
+			lj.Prefix = append(lj.Prefix, op.String())
+		}
+		for _, op := range l.Cycle {
+			lj.Cycle = append(lj.Cycle, op.String())
+		}
+		out.Liveness.Violations = append(out.Liveness.Violations, lj)
+	}
 	return out
+}
+
+// livenessVerdict is the LIVENESS column: whether convergence was checked
+// and what it found.
+func livenessVerdict(l explore.Liveness) string {
+	switch {
+	case !l.Checked:
+		return "not checked"
+	case len(l.Violations) > 0:
+		return fmt.Sprintf("lasso %s (%d fair components)", l.Violations[0].Invariant, l.FairComponents)
+	case l.FairComponents > 0:
+		return fmt.Sprintf("%d fair components, no lasso rebuilt", l.FairComponents)
+	}
+	return "converges"
+}
+
+func expects(d model.Design, inv spec.InvariantID) bool {
+	for _, x := range d.Expect {
+		if x == inv {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -365,4 +481,26 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// residentBytes is the process's peak resident set (VmHWM in
+// /proc/self/status), 0 where there is none: with one exploration per
+// process, what it took.
+func residentBytes() uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(rest, []byte("kB")))), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

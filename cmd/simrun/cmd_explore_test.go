@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,7 +73,9 @@ func TestExploreAll(t *testing.T) {
 // catalog is among the invariants found, and the ones the catalog did not
 // list (pr19862 also breaks I8, no-commit-point also I4) are shown.
 func TestExploreListDesigns(t *testing.T) {
-	code, out, _ := runExplore(t, "--list-designs", "--json")
+	// At model.DefaultBounds, depth-bounded: the explorer's own defaults run
+	// every design to the end, which takes minutes.
+	code, out, _ := runExplore(t, "--list-designs", "--json", "--depth", "14", "--programs", "2", "--sources", "2")
 	require.Equal(t, exitOK, code)
 	var rows []struct {
 		Name   string   `json:"name"`
@@ -108,4 +112,39 @@ func TestExploreUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", args)
 		assert.NotEmpty(t, errs)
 	}
+}
+
+// TestExploreLivenessLasso: run to the end, repack-to-heap's lasso is in the
+// JSON liveness section, and --scenarios writes it as a scenario file the
+// model replays and as a Mermaid diagram with the cycle in a loop box.
+func TestExploreLivenessLasso(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runExplore(t, "--design", "repack-to-heap", "--programs", "1", "--kernels", "2", "--sources", "1",
+		"--foreign=false", "--depth", "0", "--json", "--quiet", "--scenarios", dir)
+	require.Equal(t, exitProblem, code, errs)
+	var got struct {
+		Exhausted bool `json:"exhausted"`
+		Liveness  struct {
+			Checked    bool `json:"checked"`
+			Violations []struct {
+				Invariant string   `json:"invariant"`
+				Prefix    []string `json:"prefix"`
+				Cycle     []string `json:"cycle"`
+			} `json:"violations"`
+		} `json:"liveness"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.True(t, got.Exhausted)
+	assert.True(t, got.Liveness.Checked)
+	require.Len(t, got.Liveness.Violations, 1)
+	assert.Equal(t, string(spec.InvConverge), got.Liveness.Violations[0].Invariant)
+	assert.NotEmpty(t, got.Liveness.Violations[0].Cycle)
+	lasso := filepath.Join(dir, "repack-to-heap-I4-converge-lasso")
+	pic, err := os.ReadFile(lasso + ".mmd")
+	require.NoError(t, err)
+	assert.Contains(t, string(pic), "sequenceDiagram")
+	assert.Contains(t, string(pic), "loop forever")
+	var rout, rerr bytes.Buffer
+	rc := run(&env{stdout: &rout, stderr: &rerr}, []string{"replay", "--backend", "model", lasso})
+	assert.Equal(t, exitOK, rc, rout.String()+rerr.String())
 }

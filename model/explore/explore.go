@@ -7,6 +7,7 @@ package explore
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime/metrics"
 	"time"
 
@@ -39,6 +40,14 @@ type Options struct {
 	// limit), read every few thousand states; Result.OutOfMemory then
 	// reports it. The state set is what grows.
 	MaxHeapBytes uint64
+	// Workers is how many goroutines expand states (0 or 1: one). Every
+	// count visits the same states and finds the same traces: workers
+	// compute successors, one goroutine merges them in order.
+	Workers int
+	// Liveness keeps the quiet steps between states and, when the run
+	// exhausts the state space, checks convergence over the whole graph
+	// (Result.Liveness).
+	Liveness bool
 }
 
 // Violation is the shortest trace found that breaks one invariant.
@@ -68,6 +77,12 @@ type Result struct {
 	Violations []Violation
 	// Covered lists the model.Covers reached, in their order.
 	Covered []string
+	// Liveness is the convergence check over the explored graph; Checked
+	// is false unless Options.Liveness was set and the run exhausted the
+	// state space.
+	Liveness Liveness
+	// Workers is the number of goroutines that expanded states.
+	Workers int
 }
 
 // StatesPerSecond is the exploration rate.
@@ -88,111 +103,131 @@ func (r Result) Violated(inv spec.InvariantID) (Violation, bool) {
 	return Violation{}, false
 }
 
-// Run explores design d within opts.Bounds.
+// Run explores design d within opts.Bounds. Bounds.Depth 0 explores
+// without a depth bound, to the end of the state space.
 func Run(d model.Design, opts Options) (Result, error) {
+	r, _, err := run(d, opts)
+	return r, err
+}
+
+// searched is what a run keeps of the graph it explored.
+type searched struct {
+	g     *graph
+	links *links
+	seen  *fpSet
+}
+
+func run(d model.Design, opts Options) (Result, searched, error) {
 	b := opts.Bounds
 	if err := b.Validate(); err != nil {
-		return Result{}, err
+		return Result{}, searched{}, err
 	}
 	every := opts.ProgressEvery
 	if every <= 0 {
 		every = time.Second
 	}
+	workers := max(opts.Workers, 1)
 	start := time.Now()
 	lastReport := start
 
-	alphabet := model.Alphabet(b)
-	checker := model.NewChecker(b)
-	covers := model.CoversFor(&d)
-	covered := make([]bool, len(covers))
-	nCovered := 0
+	x := newExpander(&d, b, !opts.NoSymmetry && b.Procs == 2)
+	covers := x.covers
+	var covered uint64
 	found := map[spec.InvariantID]Violation{}
 
 	init := model.Init(b)
-	var enc canonical
-	init.CanonicalEncoding(&enc.Encoding)
-	symmetric := !opts.NoSymmetry && b.Procs == 2
+	var enc model.Encoding
+	init.CanonicalEncoding(&enc)
 
 	// What is kept of each visited state: its fingerprint in seen, and in
 	// links the state it was first reached from and the op that reached
 	// it, enough to rebuild a shortest trace. Only the level being expanded
-	// and the next one are kept whole.
+	// and the next one are kept whole. The liveness check also keeps the
+	// quiet steps between states (graph), numbered as links numbers them.
 	seen := newFPSet()
+	var g *graph
+	if opts.Liveness {
+		seen.withIDs()
+		g = &graph{}
+	}
 	seen.add(enc.Fingerprint())
 	links := newLinks()
 	level, next := &frontier{}, &frontier{}
-	level.push(&enc.Encoding)
+	level.push(&enc)
 	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
 
-	res := Result{Design: d.Name, Bounds: b}
-	var buf []model.Outcome
-	var viol []spec.InvariantID
-	var s model.State
-	for depth := 0; depth < b.Depth && level.n > 0 && !res.Truncated; depth++ {
+	res := Result{Design: d.Name, Bounds: b, Workers: workers}
+	bounded := b.Depth > 0
+	for depth := 0; (!bounded || depth < b.Depth) && level.n > 0 && !res.Truncated; depth++ {
 		res.Depth = depth + 1
-		keep := depth+1 < b.Depth // the next level is expanded only within the bound
+		keep := !bounded || depth+1 < b.Depth // the next level is expanded only within the bound
 		next.reset()
 		pending = 0
-		var cur cursor
-		for k := range level.n {
-			i := int32(base + k)
-			level.pop(&cur, &enc.Encoding)
-			s = enc.Decode()
-			for _, op := range alphabet {
-				buf = model.StepAppend(buf[:0], &d, b, &s, op)
-				for o := range buf {
-					out := &buf[o]
+		k := 0
+		stop := false
+		// merge takes one expanded state's successors, in the order a
+		// single worker finds them, so every worker count visits the same
+		// states in the same order and keeps the same traces.
+		merge := func(c *chunk) {
+			covered |= c.covered
+			for j, cnt := range c.counts {
+				i := int32(base + k)
+				if g != nil {
+					g.startNode()
+				}
+				for _, sc := range c.succ[c.first[j] : c.first[j]+cnt] {
 					res.Transitions++
-					t := model.Transition{Prev: &s, Out: out}
-					viol = checker.ViolatedByStep(viol[:0], t)
-					// A step back to s itself (about a quarter of them)
-					// reaches a state already seen: s is canonical, so its
-					// encoding is the one the set holds.
-					if out.Next != s && visit(out, symmetric, &enc, seen) {
+					target, isNew := uint32(i), false
+					if !sc.self {
+						target, isNew = seen.addID(sc.fp, uint32(states))
+					}
+					viol := sc.stepViol
+					if isNew {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
-						viol = checker.ViolatedByState(viol, t)
-						links.add(i, out.Op, enc.swapped)
+						viol |= sc.stateViol
+						links.add(i, sc.op, sc.swapped)
 						states++
 						pending++
 						if keep {
-							next.push(&enc.Encoding)
+							next.push(&sc.enc)
 						}
 					}
-					for _, inv := range viol {
+					if g != nil && sc.edge&edgeQuiet != 0 && !sc.self {
+						g.add(target, sc.edge)
+					}
+					for viol != 0 {
+						bit := bits.TrailingZeros32(viol)
+						viol &^= 1 << bit
+						inv := x.invs[bit]
 						if _, ok := found[inv]; !ok {
-							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, out.Op)}
-						}
-					}
-					if nCovered < len(covers) {
-						for c := range covers {
-							if !covered[c] && covers[c].Reached(t) {
-								covered[c] = true
-								nCovered++
-							}
+							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, sc.op)}
 						}
 					}
 				}
-			}
-			if k&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
-				lastReport = time.Now()
-				el := lastReport.Sub(start).Seconds()
-				fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, %d transitions, %.0f states/s\n",
-					d.Name, depth+1, states, res.Transitions, float64(states)/el)
-			}
-			if opts.MaxStates > 0 && states >= opts.MaxStates {
-				res.Truncated = true
-				break
-			}
-			if k&4095 == 0 && stopped(opts.Stop) {
-				res.Interrupted, res.Truncated = true, true
-				break
-			}
-			if k&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
-				res.OutOfMemory, res.Truncated = true, true
-				break
+				kk := k
+				k++
+				if kk&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
+					lastReport = time.Now()
+					el := lastReport.Sub(start).Seconds()
+					fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, queue %d, %d transitions, %.0f states/s\n",
+						d.Name, depth+1, states, level.n-k+next.n, res.Transitions, float64(states)/el)
+				}
+				if opts.MaxStates > 0 && states >= opts.MaxStates {
+					res.Truncated, stop = true, true
+					return
+				}
+				if kk&4095 == 0 && stopped(opts.Stop) {
+					res.Interrupted, res.Truncated, stop = true, true, true
+					return
+				}
+				if kk&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
+					res.OutOfMemory, res.Truncated, stop = true, true, true
+					return
+				}
 			}
 		}
+		x.expandLevel(level, workers, merge, func() bool { return stop })
 		base += level.n
 		level, next = next, level
 		if allFound(found, opts.StopWhenFound) {
@@ -209,34 +244,19 @@ func Run(d model.Design, opts Options) (Result, error) {
 		}
 	}
 	for c := range covers {
-		if covered[c] {
+		if covered&(1<<c) != 0 {
 			res.Covered = append(res.Covered, covers[c].Name)
 		}
+	}
+	if g != nil && res.Exhausted {
+		g.finish()
+		res.Liveness = checkLiveness(&d, b, g, links, seen, x.symmetric)
 	}
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
-	return res, nil
-}
-
-// canonical is the encoding of a state's representative, and whether
-// getting it swapped the processes.
-type canonical struct {
-	model.Encoding
-	swapped bool
-}
-
-// visit encodes out's state (its representative, when symmetric) into enc
-// and adds its fingerprint to seen, reporting whether it is new.
-func visit(out *model.Outcome, symmetric bool, enc *canonical, seen *fpSet) bool {
-	if symmetric {
-		enc.swapped = out.Next.CanonicalEncoding(&enc.Encoding)
-	} else {
-		out.Next.Encode(&enc.Encoding)
-		enc.swapped = false
-	}
-	return seen.add(enc.Fingerprint())
+	return res, searched{g, links, seen}, nil
 }
 
 // stopped reports whether stop is closed, without waiting.

@@ -18,16 +18,33 @@ import (
 // odds).
 type fpSet struct {
 	slots []uint64 // 0 marks a free slot
-	n     int
+	// ids, when kept (withIDs), holds beside each slot the number of the
+	// state whose fingerprint it is: what the liveness check's graph names
+	// states by.
+	ids []uint32
+	n   int
 }
 
 func newFPSet() *fpSet { return &fpSet{slots: make([]uint64, 4096)} }
+
+// withIDs makes the set keep a state number beside each fingerprint.
+func (s *fpSet) withIDs() *fpSet {
+	s.ids = make([]uint32, len(s.slots))
+	return s
+}
 
 // home is the slot where fp's probe starts.
 func (s *fpSet) home(fp uint64) int { return int((fp >> 32) * uint64(len(s.slots)) >> 32) }
 
 // add inserts fp and reports whether it was new.
 func (s *fpSet) add(fp uint64) bool {
+	_, added := s.addID(fp, 0)
+	return added
+}
+
+// addID inserts fp as state id and reports whether it was new; when it was
+// not, it returns the id it was added with.
+func (s *fpSet) addID(fp uint64, id uint32) (uint32, bool) {
 	if fp == 0 {
 		fp = 1 // 0 marks a free slot; fingerprints 0 and 1 are one
 	}
@@ -38,10 +55,34 @@ func (s *fpSet) add(fp uint64) bool {
 		switch s.slots[i] {
 		case 0:
 			s.slots[i] = fp
+			if s.ids != nil {
+				s.ids[i] = id
+			}
 			s.n++
-			return true
+			return id, true
 		case fp:
-			return false
+			if s.ids != nil {
+				return s.ids[i], false
+			}
+			return 0, false
+		}
+		if i++; i == len(s.slots) {
+			i = 0
+		}
+	}
+}
+
+// lookup returns the id fp was added with (withIDs).
+func (s *fpSet) lookup(fp uint64) (uint32, bool) {
+	if fp == 0 {
+		fp = 1
+	}
+	for i := s.home(fp); ; {
+		switch s.slots[i] {
+		case 0:
+			return 0, false
+		case fp:
+			return s.ids[i], true
 		}
 		if i++; i == len(s.slots) {
 			i = 0
@@ -50,9 +91,12 @@ func (s *fpSet) add(fp uint64) bool {
 }
 
 func (s *fpSet) grow() {
-	old := s.slots
+	old, oldIDs := s.slots, s.ids
 	s.slots = make([]uint64, len(old)/2*3)
-	for _, fp := range old {
+	if oldIDs != nil {
+		s.ids = make([]uint32, len(s.slots))
+	}
+	for k, fp := range old {
 		if fp == 0 {
 			continue
 		}
@@ -63,6 +107,9 @@ func (s *fpSet) grow() {
 			}
 		}
 		s.slots[i] = fp
+		if oldIDs != nil {
+			s.ids[i] = oldIDs[k]
+		}
 	}
 }
 
@@ -103,6 +150,12 @@ func (l *links) add(i int32, op spec.Op, swapped bool) {
 	}
 	l.parent.add(i)
 	l.via.add(id)
+}
+
+// path rebuilds the ops from the start state to state i.
+func (l *links) path(i int32) []spec.Op {
+	ops := l.trace(i, spec.Op{})
+	return ops[:len(ops)-1]
 }
 
 // trace rebuilds the ops from the start state to state i, then last. Each
@@ -231,4 +284,11 @@ func (f *frontier) pop(c *cursor, e *model.Encoding) {
 		}
 	}
 	c.at = at
+}
+
+func (c *blocks[T]) len() int {
+	if len(c.b) == 0 {
+		return 0
+	}
+	return (len(c.b)-1)*blockLen + len(c.b[len(c.b)-1])
 }

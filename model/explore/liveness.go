@@ -1,0 +1,429 @@
+package explore
+
+import (
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// Liveness is the verdict on convergence (G3) over the whole explored
+// graph, under fairness: the environment eventually stops (no upgrades,
+// source changes, foreign writes, crashes, restarts or invalidations: only
+// model.Quiet steps) and every process keeps launching (finalizes
+// infinitely often). Convergence holds when every such behaviour reaches a
+// model.ConvergedLaunch. It fails when the graph of quiet steps that are
+// not converged launches has a fair cycle: a reachable strongly connected
+// component in which every process finalizes. docs/model.md, "Liveness".
+type Liveness struct {
+	Checked bool
+	// FairComponents counts the components with a fair cycle and no
+	// converged launch.
+	FairComponents int
+	// Violations holds one lasso per broken property (today: I4).
+	Violations []Lasso
+}
+
+// Lasso is a behaviour that never converges: Prefix from the start state,
+// then Cycle forever (Cycle leads back to the state Prefix reached, and
+// every process finalizes in it).
+type Lasso struct {
+	Invariant spec.InvariantID
+	Prefix    []spec.Op
+	Cycle     []spec.Op
+}
+
+// graph holds the quiet steps between visited states, by state number, in
+// compressed rows: the steps out of state i are to[off[i]:off[i+1]].
+type graph struct {
+	off   blocks[uint32]
+	to    blocks[uint32]
+	flags blocks[uint8]
+	n     int // edges
+}
+
+// startNode begins the steps out of the next state (states are expanded in
+// the order they are numbered).
+func (g *graph) startNode() { g.off.add(uint32(g.n)) }
+
+func (g *graph) add(to uint32, flags uint8) {
+	g.to.add(to)
+	g.flags.add(flags)
+	g.n++
+}
+
+// finish closes the last row.
+func (g *graph) finish() { g.off.add(uint32(g.n)) }
+
+func (g *graph) nodes() int { return g.off.len() - 1 }
+
+func (g *graph) row(v int) (int, int) { return int(g.off.at(v)), int(g.off.at(v + 1)) }
+
+// live reports whether edge e stays in the graph the check searches: quiet
+// and not a converged launch.
+func (g *graph) live(e int) bool { return g.flags.at(e)&edgeConverged == 0 }
+
+// checkLiveness finds the components of the graph of live edges (Tarjan,
+// without recursion) and judges each for a fair cycle. The first fair
+// component found gives the lasso.
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l *links, seen *fpSet, symmetric bool) Liveness {
+	res := Liveness{Checked: true}
+	n := g.nodes()
+	index := make([]int32, n) // 0: not visited; else 1+discovery order
+	low := make([]int32, n)   // lowlink while on the stack; then -(1+component)
+	var stack []int32
+	type frame struct {
+		v    int32
+		e, h int
+	}
+	var calls []frame
+	next := int32(1)
+	comps := int32(0)
+	parity := make([]uint8, n) // per node of the component being judged: 1 = visited, 2 = odd
+	var fair []int32           // the first fair component's nodes
+	for root := range n {
+		if index[root] != 0 {
+			continue
+		}
+		push := func(v int32) {
+			index[v], low[v] = next, next
+			next++
+			stack = append(stack, v)
+			e, h := g.row(int(v))
+			calls = append(calls, frame{v, e, h})
+		}
+		push(int32(root))
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			if f.e < f.h {
+				e := f.e
+				f.e++
+				if !g.live(e) {
+					continue
+				}
+				w := int32(g.to.at(e))
+				switch {
+				case index[w] == 0:
+					push(w)
+				case low[w] > 0: // on the stack
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			v := f.v
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1].v
+				if low[v] > 0 {
+					low[u] = min(low[u], low[v])
+				}
+			}
+			if low[v] != index[v] {
+				continue
+			}
+			// v is the root of a component: pop it.
+			k := len(stack) - 1
+			for stack[k] != v {
+				k--
+			}
+			members := stack[k:]
+			comps++
+			for _, m := range members {
+				low[m] = -comps
+			}
+			if isFair(g, b, members, low, parity, -comps, symmetric) {
+				res.FairComponents++
+				if fair == nil {
+					fair = append([]int32(nil), members...)
+				}
+			}
+			stack = stack[:k]
+		}
+	}
+	if fair != nil {
+		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, symmetric); ok {
+			res.Violations = append(res.Violations, lasso)
+		}
+	}
+	return res
+}
+
+// isFair reports whether the component (members, marked comp in comp[])
+// has a cycle in which every process finalizes. With the processes' mirror
+// images merged (symmetric), a step that swaps the processes renames them
+// for the rest of the way round: a walk through the component assigns each
+// state a parity (whether its process A is the canonical state's B), and a
+// finalize by canonical process p at a state of parity q is a finalize by
+// process p xor q. A component whose parities conflict has a cycle that
+// swaps them, and going round it twice lets each process take each
+// finalize.
+func isFair(g *graph, b model.Bounds, members []int32, comp []int32, parity []uint8, c int32, symmetric bool) bool {
+	var launched uint8 // bit p: process p finalizes somewhere in the component
+	conflict := false
+	internal := false
+	queue := []int32{members[0]}
+	parity[members[0]] = 1
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		pu := parity[u] >> 1
+		e, h := g.row(int(u))
+		for ; e < h; e++ {
+			if !g.live(e) {
+				continue
+			}
+			w := int32(g.to.at(e))
+			if comp[w] != c {
+				continue
+			}
+			internal = true
+			fl := g.flags.at(e)
+			if fl&edgeLaunch != 0 {
+				p := b2u8(fl&edgeLaunchB != 0)
+				if symmetric {
+					p ^= pu
+				}
+				launched |= 1 << p
+			}
+			pw := pu
+			if symmetric && fl&edgeSwapped != 0 {
+				pw ^= 1
+			}
+			switch {
+			case parity[w] == 0:
+				parity[w] = 1 | pw<<1
+				queue = append(queue, w)
+			case parity[w]>>1 != pw:
+				conflict = true
+			}
+		}
+	}
+	for _, m := range members {
+		parity[m] = 0
+	}
+	if !internal || launched == 0 {
+		return false
+	}
+	all := uint8(1)<<b.Procs - 1
+	return launched == all || conflict
+}
+
+func b2u8(x bool) uint8 {
+	if x {
+		return 1
+	}
+	return 0
+}
+
+// A node of the search for a fair cycle: a state and the parity of the
+// concrete run's naming of its processes against the canonical one.
+type pnode struct {
+	v int32
+	q uint8
+}
+
+// buildLasso turns a fair component into a concrete behaviour: the
+// shortest trace to its first-found state, then a walk through the
+// component that finalizes on every process and comes back, rebuilt op by
+// op by stepping the model again from the concrete state (the explorer
+// keeps no states, only fingerprints).
+func buildLasso(d *model.Design, b model.Bounds, g *graph, l *links, seen *fpSet, members []int32, comp []int32, symmetric bool) (Lasso, bool) {
+	v := members[0]
+	for _, m := range members {
+		v = min(v, m)
+	}
+	c := comp[v]
+	prefix := l.path(v)
+	outs, err := model.Replay(d, b, prefix)
+	if err != nil {
+		return Lasso{}, false
+	}
+	s := model.Init(b)
+	if len(outs) > 0 {
+		s = outs[len(outs)-1].Next
+	}
+	start := s
+	var e0 model.Encoding
+	q0 := uint8(0)
+	if symmetric && s.CanonicalEncoding(&e0) {
+		q0 = 1
+	}
+	// Edges to take: search the product of states and parities for a
+	// finalize by each process still owed one, then for the way back.
+	type step struct {
+		from pnode
+		edge int
+	}
+	search := func(from pnode, goal func(p pnode, edge int) bool) ([]step, pnode, bool) {
+		prev := map[pnode]step{}
+		queue := []pnode{from}
+		seenP := map[pnode]bool{from: true}
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			e, h := g.row(int(u.v))
+			for ; e < h; e++ {
+				if !g.live(e) {
+					continue
+				}
+				w := int32(g.to.at(e))
+				if comp[w] != c {
+					continue
+				}
+				fl := g.flags.at(e)
+				wq := u.q
+				if symmetric && fl&edgeSwapped != 0 {
+					wq ^= 1
+				}
+				pw := pnode{w, wq}
+				if goal(u, e) {
+					path := []step{{u, e}}
+					for x := u; x != from; {
+						st := prev[x]
+						path = append(path, st)
+						x = st.from
+					}
+					for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+						path[i], path[j] = path[j], path[i]
+					}
+					return path, pw, true
+				}
+				if !seenP[pw] {
+					seenP[pw] = true
+					prev[pw] = step{u, e}
+					queue = append(queue, pw)
+				}
+			}
+		}
+		return nil, pnode{}, false
+	}
+	owed := uint8(1)<<b.Procs - 1
+	at := pnode{v, q0}
+	var walk []step
+	for owed != 0 {
+		path, to, ok := search(at, func(p pnode, e int) bool {
+			fl := g.flags.at(e)
+			if fl&edgeLaunch == 0 {
+				return false
+			}
+			proc := b2u8(fl&edgeLaunchB != 0)
+			if symmetric {
+				proc ^= p.q
+			}
+			return owed&(1<<proc) != 0
+		})
+		if !ok {
+			return Lasso{}, false
+		}
+		fl := g.flags.at(path[len(path)-1].edge)
+		proc := b2u8(fl&edgeLaunchB != 0)
+		if symmetric {
+			proc ^= path[len(path)-1].from.q
+		}
+		owed &^= 1 << proc
+		walk = append(walk, path...)
+		at = to
+	}
+	if at != (pnode{v, q0}) {
+		path, _, ok := search(at, func(p pnode, e int) bool {
+			w := int32(g.to.at(e))
+			wq := p.q
+			if symmetric && g.flags.at(e)&edgeSwapped != 0 {
+				wq ^= 1
+			}
+			return w == v && wq == q0
+		})
+		if !ok {
+			return Lasso{}, false
+		}
+		walk = append(walk, path...)
+	}
+	// Rebuild each edge as a concrete op: the op from the concrete state
+	// whose outcome is the edge's target, with the edge's flags.
+	x := newExpander(d, b, symmetric)
+	cycle := make([]spec.Op, 0, len(walk))
+	var buf []model.Outcome
+	var enc model.Encoding
+	// A state equal to its own mirror image has no parity to go by, so
+	// the walk's planned process may be either: the strict pass asks for
+	// the planned one, the second takes any.
+	match := func(st step, strict bool) (model.Outcome, bool) {
+		want, wantFl := g.to.at(st.edge), g.flags.at(st.edge)
+		for _, op := range x.alphabet {
+			if !model.Quiet(op) {
+				continue
+			}
+			buf = model.StepAppend(buf[:0], d, b, &s, op)
+			for o := range buf {
+				out := &buf[o]
+				swapped := false
+				if symmetric {
+					swapped = out.Next.CanonicalEncoding(&enc)
+				} else {
+					out.Next.Encode(&enc)
+				}
+				if id, ok := seen.lookup(enc.Fingerprint()); !ok || id != want {
+					continue
+				}
+				t := model.Transition{Prev: &s, Out: out}
+				if edgeFlags(b, t, false)&^edgeLaunchB != wantFl&^(edgeSwapped|edgeLaunchB) {
+					continue
+				}
+				if strict && symmetric && !out.Next.SelfMirror() {
+					// The run must name the processes of the state it
+					// enters as the walk planned.
+					if b2u8(swapped) != st.from.q^b2u8(wantFl&edgeSwapped != 0) {
+						continue
+					}
+				}
+				if strict && wantFl&edgeLaunch != 0 {
+					planned := b2u8(wantFl&edgeLaunchB != 0)
+					if symmetric {
+						planned ^= st.from.q
+					}
+					if uint8(out.Op.Proc) != planned {
+						continue
+					}
+				}
+				return *out, true
+			}
+		}
+		return model.Outcome{}, false
+	}
+	for _, st := range walk {
+		out, ok := match(st, true)
+		if !ok {
+			out, ok = match(st, false)
+		}
+		if !ok {
+			return Lasso{}, false
+		}
+		cycle = append(cycle, out.Op)
+		s = out.Next
+	}
+	if s != start {
+		// Back at the mirror image of the start (a state equal to its
+		// mirror has no parity to go by): once more round, with the
+		// processes' roles swapped, is back at the start itself.
+		n := len(cycle)
+		for _, op := range cycle[:n] {
+			o := model.Step(d, b, s, op)
+			if len(o) != 1 {
+				return Lasso{}, false
+			}
+			cycle = append(cycle, o[0].Op)
+			s = o[0].Next
+		}
+		if s != start {
+			return Lasso{}, false
+		}
+	}
+	var finalized uint8
+	for _, op := range cycle {
+		if op.Kind == spec.OpFinalize {
+			finalized |= 1 << op.Proc
+		}
+	}
+	if finalized != uint8(1)<<b.Procs-1 {
+		return Lasso{}, false // not fair after all
+	}
+	return Lasso{Invariant: spec.InvConverge, Prefix: prefix, Cycle: cycle}, true
+}
