@@ -25,7 +25,7 @@ const (
 	Fault      = "fault"       // the adapter broke the protocol
 )
 
-// ScenarioResult is the verdict on one scenario file.
+// ScenarioResult is the verdict on one scenario file, walk or trace.
 type ScenarioResult struct {
 	Name    string   `json:"name"`
 	Verdict string   `json:"verdict"`
@@ -33,16 +33,30 @@ type ScenarioResult struct {
 	Needs   []string `json:"needs,omitempty"`   // capabilities it needs
 	Missing []string `json:"missing,omitempty"` // of those, not claimed
 	Reason  string   `json:"reason,omitempty"`  // why it failed or was skipped
-	Steps   int      `json:"steps,omitempty"`
-	// For a broken one: the invariants the model says the implementation
-	// broke on the shrunk trace, the design variant of the catalog whose
-	// model behaves the same there, the shrunk trace's length and the
-	// scenario file it was written to (Options.OutDir).
-	Broke   []string `json:"broke,omitempty"`
-	Closest string   `json:"closest,omitempty"`
-	Shrunk  int      `json:"shrunk,omitempty"`
-	File    string   `json:"file,omitempty"`
+	// Steps is how many lifecycle steps ran; Of, when the run was cut
+	// before its first step that needs a capability not claimed, how
+	// many it has (a cut run that holds holds for its Steps only).
+	Steps int `json:"steps,omitempty"`
+	Of    int `json:"of,omitempty"`
+	// For a broken one: the guarantees and invariants the implementation's
+	// observed behaviour broke at the failing step of the shrunk trace
+	// (Evidence says why, one line each; Uncovered when no invariant
+	// covers the divergence), the design of the catalog whose model
+	// behaves the same there and what that model breaks on the trace, the
+	// shrunk trace's length and the scenario file it was written to
+	// (Options.OutDir).
+	Broke      []string  `json:"broke,omitempty"`
+	Evidence   []Finding `json:"evidence,omitempty"`
+	Uncovered  string    `json:"uncovered,omitempty"`
+	Like       string    `json:"behaves_like,omitempty"`
+	LikeBreaks []string  `json:"like_breaks,omitempty"`
+	Shrunk     int       `json:"shrunk,omitempty"`
+	File       string    `json:"file,omitempty"`
 }
+
+// Cut reports whether the run stopped before the end of its ops because
+// the next needs a capability the adapter does not claim.
+func (s *ScenarioResult) Cut() bool { return s.Of > s.Steps }
 
 // Report is the outcome of a conformance run.
 type Report struct {
@@ -95,7 +109,7 @@ type Options struct {
 func (o Options) config(dir string) sim.Config {
 	v3 := o.hello.Claims(CapFormatV3)
 	return sim.Config{Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace,
-		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true}
+		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true, Unchecked: !o.hello.Claims(CapChecksums)}
 }
 
 // runOps runs ops through the adapter in lockstep with the reference
@@ -171,21 +185,19 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		}
 		return res
 	}
-	text, needs, err := prepare(f.Text)
+	p, err := prepare(f.Text, h)
 	if err != nil {
 		res.Verdict, res.Reason = Skipped, err.Error()
 		return res
 	}
-	res.Needs = needs
-	for _, c := range needs {
-		if !h.Claims(c) {
-			res.Missing = append(res.Missing, c)
-		}
-	}
-	if len(res.Missing) > 0 {
+	res.Needs, res.Missing = p.needs, p.missing
+	if p.kept == 0 {
+		// Not one step runs before the first that needs more than the
+		// adapter claims.
 		res.Verdict = NotClaimed
 		return res
 	}
+	text := p.text
 	dir, err := os.MkdirTemp("", "xpwc-conform-")
 	if err != nil {
 		res.Verdict, res.Reason = Fault, err.Error()
@@ -197,6 +209,9 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 	// output is the model's, and differs where the model adopted the
 	// adapter's compaction decision; a divergence is r.Err.
 	res.Steps = r.Steps
+	if p.kept < p.ops {
+		res.Of = p.ops
+	}
 	res.verdict(o, r.Trace, r.Err)
 	return res
 }
@@ -237,17 +252,36 @@ func (res *ScenarioResult) verdict(o Options, tr sim.Trace, err error) {
 	}
 }
 
-// broken shrinks and judges a failing trace into res.
+// broken shrinks and judges a failing trace into res. The reason is the
+// shrunk run's failure, so its step numbers are the shrunk trace's.
 func (res *ScenarioResult) broken(o Options, tr sim.Trace, err error) {
-	j, n, file := shrinkAndJudge(o, res.Name, tr, err)
-	res.Closest, res.Shrunk, res.File = j.Closest, n, file
-	for _, id := range j.Invariants {
-		if inv, ok := spec.InvariantByID(id); ok {
-			res.Broke = append(res.Broke, string(inv.Guarantee))
-		}
-		res.Broke = append(res.Broke, string(id))
+	j, n, file, failure, werr := shrinkAndJudge(o, res.Name, tr, err)
+	res.Reason = failure.Error()
+	if werr != nil {
+		res.Reason += "\n(the shrunk trace was not written: " + werr.Error() + ")"
 	}
-	res.Broke = sortIDs(res.Broke)
+	res.Like, res.Shrunk, res.File = j.Like, n, file
+	res.Evidence, res.Uncovered = j.Evidence, j.Uncovered
+	res.Broke = withGuarantees(j.IDs())
+	for _, id := range j.LikeBreaks {
+		res.LikeBreaks = append(res.LikeBreaks, string(id))
+	}
+	res.LikeBreaks = sortIDs(res.LikeBreaks)
+}
+
+// withGuarantees lists each invariant and its guarantee, once each, in ID
+// order.
+func withGuarantees(ids []spec.InvariantID) []string {
+	var out []string
+	for _, id := range ids {
+		if inv, ok := spec.InvariantByID(id); ok && !slices.Contains(out, string(inv.Guarantee)) {
+			out = append(out, string(inv.Guarantee))
+		}
+		if !slices.Contains(out, string(id)) {
+			out = append(out, string(id))
+		}
+	}
+	return sortIDs(out)
 }
 
 // runWalk runs one model-guided random walk.
@@ -274,19 +308,35 @@ func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
 // adapter's compaction decisions (sim.RunOps).
 func runTrace(o Options, h Hello, name string, b model.Bounds, ops []spec.Op) ScenarioResult {
 	res := ScenarioResult{Name: name}
-cut:
-	for i, op := range ops {
-		for _, c := range needsOp(op) {
-			if !h.Claims(c) {
-				ops = ops[:i]
-				break cut
-			}
-		}
+	if i, missing := firstUnclaimed(h, ops); missing != nil {
+		res.Of, res.Missing = len(ops), missing
+		ops = ops[:i]
+	}
+	if len(ops) == 0 {
+		res.Verdict = NotClaimed
+		return res
 	}
 	tr, err := o.runOps(b, ops)
 	res.Steps = len(tr.Ops)
 	res.verdict(o, tr, err)
 	return res
+}
+
+// firstUnclaimed is the index of the first op that needs a capability h
+// does not claim, and those capabilities (nil when every op is claimed).
+func firstUnclaimed(h Hello, ops []spec.Op) (int, []string) {
+	for i, op := range ops {
+		var missing []string
+		for _, c := range needsOp(op) {
+			if !h.Claims(c) && !slices.Contains(missing, c) {
+				missing = append(missing, c)
+			}
+		}
+		if missing != nil {
+			return i, missing
+		}
+	}
+	return len(ops), nil
 }
 
 // exploreTraces explores each design variant until every invariant it is
@@ -348,39 +398,69 @@ func variantTrace(f sim.File) (model.Bounds, []spec.Op, bool) {
 	return b, ops, true
 }
 
+// prepared is a scenario ready to run through an adapter.
+type prepared struct {
+	text      string   // the directives to run
+	needs     []string // the capabilities the whole scenario needs
+	missing   []string // of those, the ones not claimed
+	ops, kept int      // lifecycle ops in the scenario, and in text
+	_         struct{}
+}
+
 // prepare drops the directives that read the Go cache's own counters and
-// view (stats, state), which the protocol does not carry, and lists the
-// capabilities the rest needs.
-func prepare(text string) (string, []string, error) {
+// view (stats, state), which the protocol does not carry, lists the
+// capabilities the rest needs, and cuts the scenario before its first
+// directive that needs a capability h does not claim: what is claimed
+// runs, as far as it is claimed.
+func prepare(text string, h Hello) (prepared, error) {
+	var p prepared
 	ds, err := sim.ParseScenario(text)
 	if err != nil {
-		return "", nil, err
+		return p, err
 	}
 	var b strings.Builder
 	need := map[string]bool{}
+	cut := false
 	for _, d := range ds {
 		f := strings.Fields(d.Text)
+		var dn []string
 		switch f[0] {
 		case "stats", "state":
 			continue
 		case "file":
-			need[CapFormatV3] = true
+			dn = append(dn, CapFormatV3)
 		}
-		if op, err := sim.ParseOpLine(d.Text); err == nil {
-			for _, c := range needsOp(op) {
-				need[c] = true
+		op, err := sim.ParseOpLine(d.Text)
+		isOp := err == nil
+		if isOp {
+			dn = append(dn, needsOp(op)...)
+			p.ops++
+		}
+		for _, c := range dn {
+			need[c] = true
+			if !h.Claims(c) && !cut {
+				cut = true
 			}
+		}
+		if cut {
+			continue
+		}
+		if isOp {
+			p.kept++
 		}
 		// The double-separator form keeps blank lines of the output.
 		fmt.Fprintf(&b, "%s\n----\n----\n%s\n----\n----\n\n", d.Text, d.Expected)
 	}
-	var needs []string
 	for _, c := range Capabilities() {
 		if need[c] {
-			needs = append(needs, c)
+			p.needs = append(p.needs, c)
+			if !h.Claims(c) {
+				p.missing = append(p.missing, c)
+			}
 		}
 	}
-	return b.String(), needs, nil
+	p.text = b.String()
+	return p, nil
 }
 
 // needsOp is what an op asks of an implementation beyond the protocol.
@@ -468,6 +548,11 @@ func checks(rs []ScenarioResult) []Check {
 		if r.Verdict == Broken && len(r.Broke) > 0 {
 			cited = r.Broke
 		}
+		verdict := r.Verdict
+		if verdict == Holds && r.Cut() {
+			// A run cut before what it cites holds for its steps only.
+			verdict = NotClaimed
+		}
 		for _, id := range cited {
 			c := by[id]
 			if c == nil {
@@ -475,17 +560,21 @@ func checks(rs []ScenarioResult) []Check {
 				by[id] = c
 				ids = append(ids, id)
 			}
-			switch r.Verdict {
+			switch verdict {
 			case Broken:
 				if c.Verdict != Broken {
 					c.By = nil
 				}
 				c.Verdict = Broken
-				c.By = append(c.By, r.Name)
+				if !slices.Contains(c.By, r.Name) {
+					c.By = append(c.By, r.Name)
+				}
 			case Holds:
 				if c.Verdict != Broken {
 					c.Verdict = Holds
-					c.By = append(c.By, r.Name)
+					if !slices.Contains(c.By, r.Name) {
+						c.By = append(c.By, r.Name)
+					}
 				}
 			case NotClaimed:
 				if c.Verdict == "" {

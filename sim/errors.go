@@ -17,13 +17,34 @@ var ErrDivergence = errors.New("sim: the cache diverged from the model")
 type DivergenceError struct {
 	Step  int // 1-based, counting lifecycle directives
 	Op    string
-	What  string // "result", "file", "violation"
+	What  string // "result", "file", "truncation", …
 	Model string
 	Cache string
+	// Also lists the other checks the same step failed (the file, a
+	// truncation in place), so that a result that differs does not hide
+	// what the step did to the file. Signature reads only the first.
+	Also []*DivergenceError
 }
 
 func (e *DivergenceError) Error() string {
-	return fmt.Sprintf("step %d %q: %s differs:\n  model: %s\n  cache: %s", e.Step, e.Op, e.What, e.Model, e.Cache)
+	s := fmt.Sprintf("step %d %q: %s differs:\n  model: %s\n  cache: %s", e.Step, e.Op, e.What, e.Model, e.Cache)
+	for _, a := range e.Also {
+		s += fmt.Sprintf("\n  and the %s differs:\n  model: %s\n  cache: %s", a.What, a.Model, a.Cache)
+	}
+	return s
+}
+
+// Find returns the divergence of kind what among e and e.Also.
+func (e *DivergenceError) Find(what string) (*DivergenceError, bool) {
+	if e.What == what {
+		return e, true
+	}
+	for _, a := range e.Also {
+		if a.What == what {
+			return a, true
+		}
+	}
+	return nil, false
 }
 
 func (e *DivergenceError) Unwrap() error { return ErrDivergence }
