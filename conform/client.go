@@ -327,7 +327,7 @@ func (cl *Client) ReserveSpace(n int) (sim.Reservation, error) {
 	if r != nil {
 		cl.stats.FallbackErr = nil
 		if r.Fallback != "" {
-			cl.stats.FallbackErr = codeError(r.Fallback, "fallback: "+r.Fallback)
+			cl.stats.FallbackErr = codeError(r.Fallback, "")
 		}
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/sim"
+	"github.com/xpwc/xpwc/spec"
 )
 
 var (
@@ -192,4 +194,35 @@ func TestExploreTraces(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, ran, 5)
+}
+
+// TestVerdictNamesEachOnce: a verdict names each guarantee once, however
+// many of its invariants broke, and the checks table lists a run once
+// under each ID.
+func TestVerdictNamesEachOnce(t *testing.T) {
+	got := withGuarantees([]spec.InvariantID{spec.InvNoCorruptHit, spec.InvNoUncheckedUse, spec.InvNoStaleHit})
+	require.Equal(t, []string{"G1", "I1-no-stale-hit", "I2-no-corrupt-hit", "I13-no-unverified-compute"}, got)
+	cs := checks([]ScenarioResult{{Name: "s", Verdict: Broken, Broke: []string{"G1", "G1", "I2-no-corrupt-hit"}}})
+	for _, c := range cs {
+		require.Len(t, c.By, 1, "%s: %v", c.ID, c.By)
+	}
+}
+
+// TestReasonFromShrunkRun: a broken walk's reason is the shrunk run's
+// failure: its step is the shrunk trace's last, not the unshrunk run's.
+func TestReasonFromShrunkRun(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "v1-no-seed"}}
+	rep, err := Run(Options{Command: cmd, Scenarios: []sim.File{}, Walks: 4, Steps: 40, Seed: 1, Names: 2})
+	require.NoError(t, err)
+	shrunk := 0
+	for _, s := range rep.Scenarios {
+		if s.Verdict != Broken {
+			continue
+		}
+		require.Contains(t, s.Reason, fmt.Sprintf("step %d ", s.Shrunk), s.Name)
+		if s.Shrunk < s.Steps {
+			shrunk++
+		}
+	}
+	require.Positive(t, shrunk, "no walk broke and shrank")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/sim"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -45,6 +46,11 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 				h.Capabilities = append(h.Capabilities, "telepathy")
 			}
 			say(h)
+			continue
+		}
+		if code, ok := strings.CutPrefix(mode, "fallback="); ok && req.Op == OpReserve {
+			// A reservation on the heap, for the reason code.
+			say(Response{ID: req.ID, OK: true, Reservation: 1, Fallback: code})
 			continue
 		}
 		if req.Op != OpInit {
@@ -145,4 +151,26 @@ func oneScenario(t *testing.T) []sim.File {
 	}
 	t.Fatal("no g3-relaunch-hits-everything scenario")
 	return nil
+}
+
+// TestFallbackInTheAdaptersWords: a fallback code an adapter reports is
+// recognised as the lock being busy (G8), and says so in words that fit a
+// cache with no lock file and name the fallback once (the harness adds
+// "fallback: " to its note).
+func TestFallbackInTheAdaptersWords(t *testing.T) {
+	for _, code := range []string{CodeLockBusy, "no-space"} {
+		cl, err := Start(misbehaving(t, "fallback="+code))
+		require.NoError(t, err)
+		require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+		require.NoError(t, cl.InitializeForProgram("P1"))
+		_, err = cl.ReserveSpace(16)
+		require.NoError(t, err)
+		fe := cl.Stats().FallbackErr
+		require.Equal(t, code == CodeLockBusy, errors.Is(fe, cache.ErrLockBusy))
+		note := "fallback: " + fe.Error()
+		require.NotContains(t, note, "fallback: fallback:")
+		require.NotContains(t, note, "lock file")
+		require.Contains(t, note, code)
+		_ = cl.Close()
+	}
 }

@@ -107,10 +107,25 @@ type Options struct {
 
 // config is the lockstep runner's configuration for one run in dir.
 func (o Options) config(dir string) sim.Config {
-	v3 := o.hello.Claims(CapFormatV3)
-	return sim.Config{Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace,
-		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true, Unchecked: !o.hello.Claims(CapChecksums)}
+	cfg := ReplayConfig(o.Command, o.hello)
+	cfg.Dir, cfg.Trace = dir, o.Trace
+	return cfg
 }
+
+// ReplayConfig is the lockstep configuration of a run through the adapter
+// c, which said h in its hello: its file is held to the model's committed
+// index only when it claims format-v3 (then after every step), and
+// whether a look-up checked only when it claims checksums. simrun replay
+// --exec runs a trace with it, as conform ran it.
+func ReplayConfig(c Command, h Hello) sim.Config {
+	v3 := h.Claims(CapFormatV3)
+	return sim.Config{Backend: sim.BackendOS, Open: Opener(c, nil),
+		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true, Unchecked: !h.Claims(CapChecksums)}
+}
+
+// ErrOutDir is returned (wrapped) by Run when Options.OutDir is not a
+// directory it can write the shrunk traces into.
+var ErrOutDir = errors.New("conform: the output directory")
 
 // runOps runs ops through the adapter in lockstep with the reference
 // model, on a cache file in a fresh temporary directory.
@@ -128,6 +143,13 @@ func (o Options) runOps(b model.Bounds, ops []spec.Op) (sim.Trace, error) {
 // scenario it can through it, one adapter process per abstract process,
 // on a cache file in a fresh temporary directory per scenario.
 func Run(o Options) (*Report, error) {
+	if o.OutDir != "" {
+		if fi, err := os.Stat(o.OutDir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOutDir, err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("%w %s is not a directory", ErrOutDir, o.OutDir)
+		}
+	}
 	files := o.Scenarios
 	if files == nil {
 		var err error

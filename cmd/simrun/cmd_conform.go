@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,11 @@ func cmdConform(e *env, args []string) int {
 		return usageError(e, "conform", "--timeout must be positive")
 	}
 	cmd.Timeout = *timeout
+	if *out != "" {
+		if fi, err := os.Stat(*out); err != nil || !fi.IsDir() {
+			return usageError(e, "conform", "--out %s: not a directory (create it first)", *out)
+		}
+	}
 	start := time.Now()
 	rep, err := conform.Run(conform.Options{Command: cmd, OutDir: *out, Explore: *exploreFlag, Walks: *walks, Steps: *steps, Seed: *seed, Names: *names})
 	if err != nil {
