@@ -27,6 +27,14 @@ func GoAdapter(design string) (Adapter, error) {
 	if design == "reference" {
 		return a, nil
 	}
+	if design == executorchDesign {
+		// What ExecuTorch's cache has: the seed in its key and a writer
+		// lock; its file is v2, which the driver does not hold to v3.
+		a.Name, a.Format = "executorch-port", "v2"
+		a.Capabilities = []string{CapSeeds, CapLocking}
+		a.Open = openExecuTorch
+		return a, nil
+	}
 	if design == v2Design {
 		a.Name, a.Format = "xpwc-go/"+design, "v2"
 		a.Capabilities = slices.DeleteFunc(Capabilities(), func(c string) bool { return c == CapFormatV3 })
@@ -67,7 +75,7 @@ const v2Design = "no-commit-point"
 
 // VariantNames lists the designs GoAdapter serves besides the reference.
 func VariantNames() []string {
-	out := []string{v2Design}
+	out := []string{v2Design, executorchDesign}
 	for n := range variants {
 		out = append(out, n)
 	}
