@@ -342,7 +342,7 @@ func (c *etCache) save() error {
 
 // errRepackAfterLoad is why a loaded instance packs to the heap
 // (loaded_from_disk_; ExecuTorch's telemetry calls it RepackAfterLoad).
-var errRepackAfterLoad = errors.New("a re-pack after a load goes to the heap")
+var errRepackAfterLoad = errors.New("conform: a re-pack after a load goes to the heap")
 
 // ErrNoInvalidate is the answer of a cache that has no per-entry
 // invalidation (ExecuTorch's).
