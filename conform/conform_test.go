@@ -226,3 +226,40 @@ func TestReasonFromShrunkRun(t *testing.T) {
 	}
 	require.Positive(t, shrunk, "no walk broke and shrank")
 }
+
+// TestExecuTorchPortSuiteAlone: the suite alone through the port of
+// ExecuTorch's cache, claiming only seeds: each scenario runs up to its
+// first step that needs more (none of 0 steps holds), and I1, I3, I5 and
+// I8 are broken, each by a named scenario whose evidence names it; no
+// broken run names I2 or I13, which a cache without checksums is not
+// held to.
+func TestExecuTorchPortSuiteAlone(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "executorch", "--claim", "seeds"}}
+	rep, err := Run(Options{Command: cmd})
+	require.NoError(t, err)
+	cut := 0
+	for _, s := range rep.Scenarios {
+		if s.Verdict == Holds {
+			require.Positive(t, s.Steps, "%s holds with no step run", s.Name)
+		}
+		if s.Cut() && s.Steps > 0 {
+			cut++
+		}
+		if s.Verdict == Broken {
+			require.NotContains(t, s.Broke, string(spec.InvNoUncheckedUse), s.Name)
+			require.NotContains(t, s.Broke, string(spec.InvNoCorruptHit), s.Name)
+		}
+	}
+	require.Positive(t, cut, "no scenario ran up to its first unclaimed step")
+	broken := map[string][]string{}
+	for _, c := range rep.Checks {
+		if c.Verdict == Broken {
+			broken[c.ID] = c.By
+		}
+	}
+	for _, id := range []spec.InvariantID{spec.InvNoStaleHit, spec.InvCommitSurvives, spec.InvNoIdleWrite, spec.InvNoSIGBUS} {
+		require.NotEmpty(t, broken[string(id)], "%s not broken by a named scenario", id)
+		t.Logf("%s broken by %v", id, broken[string(id)])
+	}
+	t.Logf("I4 broken by %v", broken[string(spec.InvConverge)])
+}

@@ -93,7 +93,7 @@ func (c *etCache) openLocked(flag int) vfs.File {
 		_ = f.Close()
 		c.stats.FallbackErr = err
 		if errors.Is(err, vfs.ErrWouldBlock) {
-			c.stats.FallbackErr = fmt.Errorf("%w: flock: %w", cache.ErrLockBusy, err)
+			c.stats.FallbackErr = fmt.Errorf("conform: flock: %w", err)
 		}
 		return nil
 	}
@@ -124,7 +124,7 @@ func (c *etCache) InitializeForProgram(p string) error {
 	}
 	c.fd = c.openLocked(os.O_RDWR | os.O_CREATE)
 	if c.fd == nil {
-		if errors.Is(c.stats.FallbackErr, cache.ErrLockBusy) {
+		if errors.Is(c.stats.FallbackErr, vfs.ErrWouldBlock) {
 			c.stats.Load, c.stats.LoadErr = spec.LoadLocked, c.stats.FallbackErr
 		}
 		return nil
@@ -156,7 +156,7 @@ func (c *etCache) load() bool {
 	}
 	if err := f.Lock(vfs.LockShared, false); err != nil {
 		_ = f.Close()
-		c.stats.Load, c.stats.LoadErr = spec.LoadLocked, fmt.Errorf("%w: %w", cache.ErrLockBusy, err)
+		c.stats.Load, c.stats.LoadErr = spec.LoadLocked, fmt.Errorf("conform: flock: %w", err)
 		return false
 	}
 	reject := func(why string) bool {

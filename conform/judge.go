@@ -111,7 +111,7 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 			!prev.Procs[op.Proc].Ents[op.Name].Verified {
 			add(spec.InvNoUncheckedUse, fmt.Sprintf("%s handed out bytes this instance neither packed nor checked (the cache claims checksums)", op))
 		}
-		if op.Kind == spec.OpInit && want.Load == spec.LoadOK && got.Load != spec.LoadOK && prev.GhostValid {
+		if op.Kind == spec.OpInit && want.Load == spec.LoadOK && refused(got.Load) && prev.GhostValid {
 			add(spec.InvCommitSurvives, fmt.Sprintf("%s found load=%s where the last commit left a loadable index (model: load=ok)", op, got.Load))
 		}
 		if f, ok := div.Find("file"); ok && prev.GhostValid && lostCommit(f.Model, f.Cache) {
@@ -122,6 +122,16 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 		add(spec.InvNoSIGBUS, fmt.Sprintf("%s %s: a process mapping the cut bytes takes SIGBUS", div.Op, t.Cache))
 	}
 	return out
+}
+
+// refused reports a load outcome that turns the committed index away (a
+// busy lock does not: the file keeps it, G8).
+func refused(l spec.LoadOutcome) bool {
+	switch l {
+	case spec.LoadMissing, spec.LoadRejected, spec.LoadOtherFormat, spec.LoadFailed:
+		return true
+	}
+	return false
 }
 
 // lostCommit reports whether the file described as have lacks a record of

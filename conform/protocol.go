@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -216,7 +217,7 @@ func (e *codeErr) Is(target error) bool { return e.code == CodeLockBusy && targe
 
 // codeOf is the protocol's code of err.
 func codeOf(err error) string {
-	if errors.Is(err, cache.ErrLockBusy) {
+	if errors.Is(err, cache.ErrLockBusy) || errors.Is(err, vfs.ErrWouldBlock) {
 		return CodeLockBusy
 	}
 	return ""
