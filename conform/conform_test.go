@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -262,4 +263,23 @@ func TestExecuTorchPortSuiteAlone(t *testing.T) {
 		t.Logf("%s broken by %v", id, broken[string(id)])
 	}
 	t.Logf("I4 broken by %v", broken[string(spec.InvConverge)])
+}
+
+// TestTruncationJudgedWithTheResult: an init whose load word differs from
+// the model's and that truncates the file in place in the same step is
+// judged on both: refusing the index its last commit left (I3) and the
+// truncation (I8), not the load word alone.
+func TestTruncationJudgedWithTheResult(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "pr19862-no-index"}}
+	rep, err := Run(Options{Command: cmd, Scenarios: bugTraces(t)})
+	require.NoError(t, err)
+	both := 0
+	for _, s := range rep.Scenarios {
+		if s.Verdict == Broken && slices.Contains(s.Broke, string(spec.InvCommitSurvives)) && slices.Contains(s.Broke, string(spec.InvNoSIGBUS)) {
+			require.Contains(t, s.Reason, "result differs")
+			require.Contains(t, s.Reason, "truncation differs")
+			both++
+		}
+	}
+	require.Positive(t, both, "no run judged on its load word and its truncation together")
 }
