@@ -283,3 +283,25 @@ func TestTruncationJudgedWithTheResult(t *testing.T) {
 	}
 	require.Positive(t, both, "no run judged on its load word and its truncation together")
 }
+
+// TestUnsupportedEndsTheRun: an adapter without invalidate answers
+// unsupported (protocol 2): the run ends there, not claimed from that step
+// on, its earlier steps held; it is not judged a failed invalidate (G8,
+// I12).
+func TestUnsupportedEndsTheRun(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "executorch"}}
+	rep, err := Run(Options{Command: cmd, Scenarios: bugTraces(t)})
+	require.NoError(t, err)
+	ended := 0
+	for _, s := range rep.Scenarios {
+		if slices.Contains(s.Missing, "op invalidate") {
+			require.NotEqual(t, Broken, s.Verdict, s.Name)
+			require.True(t, s.Cut(), "%s: %d of %d", s.Name, s.Steps, s.Of)
+			ended++
+		}
+		if s.Verdict == Broken {
+			require.NotContains(t, s.Broke, string(spec.InvFallbackNoError), s.Name)
+		}
+	}
+	require.Positive(t, ended, "no run reached an invalidate")
+}

@@ -67,6 +67,7 @@ type etCache struct {
 	used                   int64
 	regions, regionsAtSave int
 	loaded                 bool // loaded_from_disk_, never reset
+	kept                   bool // the last init ran no loader
 	final                  bool
 	progs                  map[string][]string // program → names finalize returned
 	prog                   string
@@ -103,9 +104,11 @@ func (c *etCache) openLocked(flag int) vfs.File {
 
 func (c *etCache) InitializeForProgram(p string) error {
 	c.final, c.prog = false, p
-	if c.path == "" || c.fd != nil || len(c.meta) > 0 {
-		// No loader runs: the instance keeps the view it has. Protocol 1
-		// has no word for that; ok says the view is the instance's own.
+	c.kept = c.path == "" || c.fd != nil || len(c.meta) > 0
+	if c.kept {
+		// No loader runs: the instance keeps the view it has (protocol 2
+		// says kept). Protocol 1 has no word for that; ok says the view is
+		// the instance's own.
 		c.stats.Load, c.stats.LoadErr = spec.LoadOK, nil
 	}
 	if c.path == "" || c.fd != nil {
@@ -344,11 +347,14 @@ func (c *etCache) save() error {
 // (loaded_from_disk_; ExecuTorch's telemetry calls it RepackAfterLoad).
 var errRepackAfterLoad = errors.New("conform: a re-pack after a load goes to the heap")
 
-// ErrNoInvalidate is the answer of a cache that has no per-entry
-// invalidation (ExecuTorch's).
-var ErrNoInvalidate = errors.New("conform: the cache has no invalidate")
+// Invalidate: ExecuTorch's cache has no per-entry invalidation (protocol
+// 2 answers unsupported).
+func (c *etCache) Invalidate(string) error {
+	return &sim.UnsupportedError{Op: OpInvalidate, Msg: "ExecuTorch's cache has no per-entry invalidation"}
+}
 
-func (c *etCache) Invalidate(string) error { return ErrNoInvalidate }
+// KeptView implements sim.ViewKeeper: the last init ran no loader.
+func (c *etCache) KeptView() bool { return c.kept }
 
 func (c *etCache) DeleteProgram(p string) error {
 	if !c.final {

@@ -42,6 +42,8 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 			switch mode {
 			case "version":
 				h.Protocol = Protocol + 1
+			case "kept-v1":
+				h.Protocol = 1
 			case "unknown-capability":
 				h.Capabilities = append(h.Capabilities, "telepathy")
 			}
@@ -58,6 +60,9 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 			continue
 		}
 		switch mode {
+		case "kept", "kept-v1":
+			say(Response{ID: req.ID, OK: true, Load: LoadKept})
+			continue
 		case "garbage":
 			_, _ = w.WriteString("load: ok, all good\n")
 			_ = w.Flush()
@@ -95,7 +100,7 @@ func TestDriverFaults(t *testing.T) {
 		atHello    bool
 		msg        string
 	}{
-		{mode: "version", kind: FaultVersion, atHello: true, msg: "protocol 2"},
+		{mode: "version", kind: FaultVersion, atHello: true, msg: "protocol 3"},
 		{mode: "unknown-capability", kind: FaultCapability, atHello: true, msg: "telepathy"},
 		{mode: "garbage", kind: FaultGarbage, msg: "all good"},
 		{mode: "unknown-field", kind: FaultGarbage, msg: "lod"},
@@ -173,4 +178,28 @@ func TestFallbackInTheAdaptersWords(t *testing.T) {
 		require.Contains(t, note, code)
 		_ = cl.Close()
 	}
+}
+
+// TestLoadKept: a version 2 adapter's init that runs no loader says kept:
+// the instance keeps its load outcome and says it kept its view (the
+// runner then does not compare that init's load). A version 1 adapter has
+// no such word: it is a protocol fault.
+func TestLoadKept(t *testing.T) {
+	cl, err := Start(misbehaving(t, "kept"))
+	require.NoError(t, err)
+	require.Equal(t, 2, cl.Hello().Protocol)
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	require.NoError(t, cl.InitializeForProgram("P1"))
+	require.True(t, cl.KeptView())
+	require.NoError(t, cl.Fault())
+	_ = cl.Close()
+
+	cl, err = Start(misbehaving(t, "kept-v1"))
+	require.NoError(t, err, "a version 1 adapter still speaks to this driver")
+	require.Equal(t, 1, cl.Hello().Protocol)
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	err = cl.InitializeForProgram("P1")
+	var pe *ProtocolError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, FaultGarbage, pe.Kind)
 }

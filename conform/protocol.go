@@ -9,11 +9,22 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
-// Protocol is the version of the JSON-lines protocol this package speaks.
-// An adapter answers hello with the version it speaks; any other is
+// Protocol is the newest version of the JSON-lines protocol this package
+// speaks; MinProtocol the oldest. The driver says Protocol in its hello and
+// an adapter answers with the version it speaks; one outside the two is
 // refused (ErrVersion), since a field whose meaning changed would be judged
-// wrongly rather than fail.
-const Protocol = 1
+// wrongly rather than fail. Version 2 adds the unsupported answer and the
+// load word kept; a version 1 adapter never sends either.
+const (
+	Protocol    = 2
+	MinProtocol = 1
+)
+
+// LoadKept is the load word (version 2) of an init that runs no loader:
+// the instance keeps the view it has (ExecuTorch's init with entries in
+// memory). Its load is not compared; what the view holds is, at the next
+// look-ups.
+const LoadKept = "kept"
 
 // The requests, one JSON object per line on the adapter's stdin, each
 // answered by one line on its stdout with the same id (docs/conform.md).
@@ -76,6 +87,10 @@ type Response struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  string `json:"code,omitempty"`
+	// Unsupported (version 2, with OK false): the cache has no such
+	// operation (ExecuTorch has no invalidate). The run ends there, not
+	// claimed from that step.
+	Unsupported bool `json:"unsupported,omitempty"`
 
 	// hello
 	Protocol     int      `json:"protocol,omitempty"`

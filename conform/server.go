@@ -3,6 +3,7 @@ package conform
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -53,15 +54,18 @@ func Serve(a Adapter, in io.Reader, out io.Writer) error {
 }
 
 type server struct {
-	a    Adapter
-	inst sim.Instance
-	res  map[uint64]sim.Reservation
-	next uint64
+	a     Adapter
+	proto int // the version of this session
+	inst  sim.Instance
+	res   map[uint64]sim.Reservation
+	next  uint64
 }
 
 func (s *server) handle(req *Request) *Response {
 	if req.Op == OpHello {
-		return &Response{OK: true, Protocol: Protocol, Name: s.a.Name, Capabilities: s.a.Capabilities, Format: s.a.Format}
+		// The driver's version, if this side speaks it, else this side's.
+		s.proto = min(max(req.Protocol, MinProtocol), Protocol)
+		return &Response{OK: true, Protocol: s.proto, Name: s.a.Name, Capabilities: s.a.Capabilities, Format: s.a.Format}
 	}
 	if req.Op == OpSetPath {
 		if s.inst != nil {
@@ -84,6 +88,9 @@ func (s *server) handle(req *Request) *Response {
 		err = s.inst.InitializeForProgram(req.Program)
 		st := s.inst.Stats()
 		r.Load = st.Load.String()
+		if k, ok := s.inst.(sim.ViewKeeper); ok && k.KeptView() && s.proto >= 2 {
+			r.Load = LoadKept
+		}
 		if st.LoadErr != nil {
 			r.LoadError, r.LoadCode = st.LoadErr.Error(), codeOf(st.LoadErr)
 		}
@@ -148,6 +155,7 @@ func (s *server) handle(req *Request) *Response {
 	}
 	if err != nil {
 		r.OK, r.Error, r.Code = false, err.Error(), codeOf(err)
+		r.Unsupported = errors.Is(err, sim.ErrNotSupported) && s.proto >= 2
 	}
 	return r
 }

@@ -235,6 +235,9 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		res.Of = p.ops
 	}
 	res.verdict(o, r.Trace, r.Err)
+	if res.Cut() {
+		res.Of = p.ops
+	}
 	return res
 }
 
@@ -262,6 +265,16 @@ func (res *ScenarioResult) verdict(o Options, tr sim.Trace, err error) {
 	switch {
 	case err == nil:
 		res.Verdict = Holds
+	case errors.Is(err, sim.ErrNotSupported):
+		// The adapter does not have the operation: not claimed from
+		// that step on; the steps before it held.
+		res.Steps = max(len(tr.Ops)-1, 0)
+		res.Of = max(res.Of, res.Steps+1)
+		res.Missing, res.Reason = append(res.Missing, "op "+tr.Ops[len(tr.Ops)-1].Kind.String()), err.Error()
+		res.Verdict = Holds
+		if res.Steps == 0 {
+			res.Verdict = NotClaimed
+		}
 	case errors.Is(err, sim.ErrImplementation) && !isSIGBUS(err):
 		res.Verdict, res.Reason = Fault, err.Error()
 	case !o.hello.Claims(CapCompaction) && strings.HasPrefix(sim.Signature(err), "divergence/compaction"):
@@ -330,8 +343,9 @@ func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
 // adapter's compaction decisions (sim.RunOps).
 func runTrace(o Options, h Hello, name string, b model.Bounds, ops []spec.Op) ScenarioResult {
 	res := ScenarioResult{Name: name}
+	total := len(ops)
 	if i, missing := firstUnclaimed(h, ops); missing != nil {
-		res.Of, res.Missing = len(ops), missing
+		res.Of, res.Missing = total, missing
 		ops = ops[:i]
 	}
 	if len(ops) == 0 {
@@ -341,6 +355,9 @@ func runTrace(o Options, h Hello, name string, b model.Bounds, ops []spec.Op) Sc
 	tr, err := o.runOps(b, ops)
 	res.Steps = len(tr.Ops)
 	res.verdict(o, tr, err)
+	if res.Cut() {
+		res.Of = total
+	}
 	return res
 }
 

@@ -54,6 +54,32 @@ func (e *DivergenceError) Unwrap() error { return ErrDivergence }
 // Instance's Fault (a broken protocol, a timeout, a dead process).
 var ErrImplementation = errors.New("sim: the implementation failed")
 
+// ErrNotSupported is matched by every *UnsupportedError: an implementation that does not
+// have an operation at all (ExecuTorch has no invalidate). A run ends
+// there: what it needs is not claimed, from that step on.
+var ErrNotSupported = errors.New("sim: the implementation does not have this operation")
+
+// UnsupportedError names the operation an implementation does not have.
+type UnsupportedError struct {
+	Op  string
+	Msg string
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Msg == "" {
+		return fmt.Sprintf("sim: the implementation has no %s", e.Op)
+	}
+	return fmt.Sprintf("sim: the implementation has no %s: %s", e.Op, e.Msg)
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrNotSupported }
+
+// ViewKeeper is an Instance that can say its last init ran no loader and
+// kept the view it had; that init's load outcome is not compared.
+type ViewKeeper interface {
+	KeptView() bool
+}
+
 // ErrHarness is matched by every *HarnessError: a scenario that misuses the
 // language (unknown directive, ambiguous crash, an op the cache side cannot
 // perform). Such a scenario fails; it is not a finding about the cache.

@@ -350,6 +350,9 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 		live := r.real.liveInfo()
 		tailOpen = r.v2 && commits(out.Op.Kind) && r.real.v2TailOpen()
 		got, perr = r.real.perform(out.Op, holder)
+		if r.real.keptLoad {
+			got.Load = out.Result.Load // no loader ran: judged by what the view holds
+		}
 		shrunk = r.real.shrunkInPlace(live)
 		if commits(out.Op.Kind) {
 			out, cerr = r.matchCompaction(prev, out, r.real.compactions(out.Op.Proc) > before)
