@@ -305,3 +305,30 @@ func TestUnsupportedEndsTheRun(t *testing.T) {
 	}
 	require.Positive(t, ended, "no run reached an invalidate")
 }
+
+// TestForeignWritesIntoV2: the driver writes foreign bytes into a v2 file
+// too: a cache that claims checksums and serves the changed byte breaks
+// I2 (no-commit-point, xpwc's v2 writer claiming every capability); one
+// that claims none is not held to it, its run cut at the foreign write.
+func TestForeignWritesIntoV2(t *testing.T) {
+	var g1 []sim.File
+	fs, err := sim.Scenarios()
+	require.NoError(t, err)
+	for _, f := range fs {
+		if strings.HasPrefix(f.Name, "g1-corrupt-data-caught") {
+			g1 = append(g1, f)
+		}
+	}
+	require.Len(t, g1, 1)
+	rep, err := Run(Options{Command: Command{Argv: []string{adapter(t), "--design", "no-commit-point"}}, Scenarios: g1})
+	require.NoError(t, err)
+	require.Equal(t, Broken, rep.Scenarios[0].Verdict, rep.Scenarios[0].Reason)
+	require.Contains(t, rep.Scenarios[0].Broke, string(spec.InvNoCorruptHit))
+
+	rep, err = Run(Options{Command: Command{Argv: []string{adapter(t), "--design", "executorch", "--claim", "seeds,locking"}}, Scenarios: g1})
+	require.NoError(t, err)
+	s := rep.Scenarios[0]
+	require.NotEqual(t, Broken, s.Verdict, s.Reason)
+	require.Contains(t, s.Missing, CapChecksums)
+	require.True(t, s.Cut())
+}

@@ -330,7 +330,7 @@ func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
 	if !h.Claims(CapLocking) {
 		b.Procs = 1
 	}
-	if !h.Claims(CapFormatV3) || !h.Claims(CapChecksums) || !h.Claims(CapCrashSafeCommit) {
+	if !h.provides(needWritableFile) || !h.Claims(CapChecksums) || !h.Claims(CapCrashSafeCommit) {
 		b.Foreign = false
 	}
 	ref, _ := model.DesignByName("reference")
@@ -367,7 +367,7 @@ func firstUnclaimed(h Hello, ops []spec.Op) (int, []string) {
 	for i, op := range ops {
 		var missing []string
 		for _, c := range needsOp(op) {
-			if !h.Claims(c) && !slices.Contains(missing, c) {
+			if !h.provides(c) && !slices.Contains(missing, c) {
 				missing = append(missing, c)
 			}
 		}
@@ -479,7 +479,7 @@ func prepare(text string, h Hello) (prepared, error) {
 		}
 		for _, c := range dn {
 			need[c] = true
-			if !h.Claims(c) && !cut {
+			if !h.provides(c) && !cut {
 				cut = true
 			}
 		}
@@ -492,16 +492,30 @@ func prepare(text string, h Hello) (prepared, error) {
 		// The double-separator form keeps blank lines of the output.
 		fmt.Fprintf(&b, "%s\n----\n----\n%s\n----\n----\n\n", d.Text, d.Expected)
 	}
-	for _, c := range Capabilities() {
+	for _, c := range append(Capabilities(), needWritableFile) {
 		if need[c] {
 			p.needs = append(p.needs, c)
-			if !h.Claims(c) {
+			if !h.provides(c) {
 				p.missing = append(p.missing, c)
 			}
 		}
 	}
 	p.text = b.String()
 	return p, nil
+}
+
+// needWritableFile is what a foreign writer needs besides a capability:
+// a file the driver can parse and write into, v3 (format-v3) or
+// ExecuTorch's v2 (an adapter whose format is v2).
+const needWritableFile = "a file the driver writes into (format-v3, or format v2)"
+
+// provides reports whether h has what c names: a capability it claims, or
+// a file the driver writes into.
+func (h Hello) provides(c string) bool {
+	if c == needWritableFile {
+		return h.Claims(CapFormatV3) || h.Format == "v2"
+	}
+	return h.Claims(c)
 }
 
 // needsOp is what an op asks of an implementation beyond the protocol.
@@ -512,9 +526,9 @@ func needsOp(op spec.Op) []string {
 	}
 	switch {
 	case op.Kind == spec.EvForeign && op.Foreign == spec.ForeignData:
-		out = append(out, CapFormatV3, CapChecksums)
+		out = append(out, needWritableFile, CapChecksums)
 	case op.Kind == spec.EvForeign:
-		out = append(out, CapFormatV3, CapCrashSafeCommit)
+		out = append(out, needWritableFile, CapCrashSafeCommit)
 	case op.Kind == spec.EvCrash && op.Branch == spec.BranchMidSave:
 		out = append(out, CapCrashSafeCommit)
 	case op.Kind == spec.EvKernelUpgrade, op.Kind == spec.EvSourceChange:
