@@ -330,6 +330,33 @@ func (cl *Client) Bytes(h sim.Handle) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Checked {
+		// A cache that checks at the read (verify-on-compute).
+		cl.stats.Verified++
+	}
+	if r.Corrupt {
+		return nil, cache.ErrCorruptData
+	}
+	return r.Data, nil
+}
+
+// Compute implements sim.Computer: an inference's read after finalize
+// (protocol 2; a version 1 adapter is asked read_bytes). A read whose
+// check failed is cache.ErrCorruptData.
+func (cl *Client) Compute(h sim.Handle) ([]byte, error) {
+	if cl.hello.Protocol < 2 {
+		return cl.Bytes(h)
+	}
+	r, err := cl.do(&Request{Op: OpCompute, Handle: uint64(h)})
+	if err != nil {
+		return nil, err
+	}
+	if r.Checked {
+		cl.stats.Verified++
+	}
+	if r.Corrupt {
+		return nil, cache.ErrCorruptData
+	}
 	return r.Data, nil
 }
 

@@ -72,6 +72,12 @@ func TestReferenceConforms(t *testing.T) {
 		case Holds:
 			ran++
 		case Skipped:
+		case NotClaimed:
+			// The on-compute design's scenarios: the reference checks at
+			// first use.
+			if !slices.Equal(s.Missing, []string{CapOnCompute}) {
+				t.Errorf("%s: not claimed: %v", s.Name, s.Missing)
+			}
 		default:
 			t.Errorf("%s: %s: %s", s.Name, s.Verdict, s.Reason)
 		}
@@ -123,7 +129,7 @@ func TestVariantsCaught(t *testing.T) {
 			require.NoError(t, err)
 			cmd := Command{Argv: []string{bin, "--design", name}}
 			out := t.TempDir()
-			rep, err := Run(Options{Command: cmd, Scenarios: bugTraces(t), OutDir: out})
+			rep, err := Run(Options{Command: cmd, Scenarios: append(bugTraces(t), onComputeScenarios(t)...), OutDir: out})
 			require.NoError(t, err)
 			require.False(t, rep.OK(), "variant %s not caught", name)
 			var found *ScenarioResult
@@ -142,8 +148,13 @@ func TestVariantsCaught(t *testing.T) {
 			f := sim.File{Name: found.File, Text: string(b)}
 			again := sim.RunScenario(f, sim.Config{Backend: sim.BackendOS, Dir: t.TempDir(), Open: Opener(cmd, nil)})
 			require.False(t, again.OK(), "the written trace does not fail through %s", name)
-			passes := sim.RunScenario(f, sim.Config{Backend: sim.BackendOS, Dir: t.TempDir(), Open: Opener(ref, nil)})
-			require.True(t, passes.OK(), "the written trace fails through the reference: %v %v", passes.Err, passes.Mismatches)
+			clean := ref
+			if strings.Contains(f.Text, "design name=on-compute") {
+				clean = Command{Argv: []string{bin, "--design", "on-compute"}}
+			}
+			passes := sim.RunScenario(f, sim.Config{Backend: sim.BackendOS, Dir: t.TempDir(), Open: Opener(clean, nil), AdoptCompaction: true})
+			// Its outputs are the model's as the run wrote them; a divergence is Err.
+			require.NoError(t, passes.Err, "the written trace fails through the reference")
 			var broken []string
 			for _, c := range rep.Checks {
 				if c.Verdict == Broken {
@@ -331,4 +342,43 @@ func TestForeignWritesIntoV2(t *testing.T) {
 	require.NotEqual(t, Broken, s.Verdict, s.Reason)
 	require.Contains(t, s.Missing, CapChecksums)
 	require.True(t, s.Cut())
+}
+
+// onComputeScenarios is the suite's scenarios of the design on-compute,
+// run through adapters that claim verify-on-compute.
+func onComputeScenarios(t *testing.T) []sim.File {
+	fs, err := sim.Scenarios()
+	require.NoError(t, err)
+	var out []sim.File
+	for _, f := range fs {
+		if strings.Contains(f.Text, "design name=on-compute") {
+			out = append(out, f)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestOnComputeConforms: xpwc's cache under the on-compute policy (the
+// runtime's default) through the adapter, protocol 2: every scenario that
+// can run holds, the on-compute design's scenarios with their compute
+// requests included.
+func TestOnComputeConforms(t *testing.T) {
+	cmd := Command{Argv: []string{adapter(t), "--design", "on-compute"}}
+	rep, err := Run(Options{Command: cmd, Walks: 3, Steps: 40, Seed: 1, Names: 2})
+	require.NoError(t, err)
+	require.True(t, rep.OK())
+	onCompute := map[string]bool{}
+	for _, f := range onComputeScenarios(t) {
+		onCompute[f.Name] = true
+	}
+	computed := 0
+	for _, s := range rep.Scenarios {
+		require.NotEqual(t, Broken, s.Verdict, "%s: %s", s.Name, s.Reason)
+		require.NotEqual(t, NotClaimed, s.Verdict, s.Name)
+		if s.Verdict == Holds && onCompute[s.Name] {
+			computed++
+		}
+	}
+	require.GreaterOrEqual(t, computed, 3, "the on-compute scenarios did not run")
 }

@@ -87,7 +87,12 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 	if div == nil {
 		return out
 	}
-	ref, _ := model.DesignByName("reference")
+	// The design the run held the cache to: the reference, or the
+	// reference under the on-compute policy.
+	ref, err := model.DesignByName(tr.Design)
+	if err != nil {
+		ref, _ = model.DesignByName("reference")
+	}
 	outs, err := model.Replay(&ref, tr.Bounds, tr.Ops)
 	k := len(tr.Ops) - 1
 	if err == nil && len(outs) == len(tr.Ops) {
@@ -111,11 +116,19 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 			!prev.Procs[op.Proc].Ents[op.Name].Verified {
 			add(spec.InvNoUncheckedUse, fmt.Sprintf("%s handed out bytes this instance neither packed nor checked (the cache claims checksums)", op))
 		}
+		if checksums && op.Kind == spec.OpCompute && want.Checked && !got.Checked && !got.Failed {
+			add(spec.InvNoUncheckedUse, fmt.Sprintf("%s computed from bytes this instance neither packed nor checked (the cache claims checksums)", op))
+		}
 		if op.Kind == spec.OpInit && want.Load == spec.LoadOK && refused(got.Load) && prev.GhostValid {
 			add(spec.InvCommitSurvives, fmt.Sprintf("%s found load=%s where the last commit left a loadable index (model: load=ok)", op, got.Load))
 		}
-		if f, ok := div.Find("file"); ok && prev.GhostValid && lostCommit(f.Model, f.Cache) {
-			add(spec.InvCommitSurvives, fmt.Sprintf("after %s the file's committed index is %q, the last commit left %q", op, f.Cache, f.Model))
+		if f, ok := div.Find("file"); ok && prev.GhostValid {
+			// The commit before this step, which the file must still hold
+			// (a commit the model makes at this step and the cache does not
+			// is the result's divergence, not a lost commit).
+			if last := sim.DescribeDisk(tr.Bounds, prev.Disk); lostCommit(last, f.Cache) {
+				add(spec.InvCommitSurvives, fmt.Sprintf("after %s the file's committed index is %q, the last commit left %q", op, f.Cache, last))
+			}
 		}
 	}
 	if t, ok := div.Find("truncation"); ok {
@@ -141,6 +154,8 @@ func lostCommit(want, have string) bool {
 	if !strings.HasPrefix(want, "valid ") {
 		return false
 	}
+	// Bytes a foreign write changed ("!") are another guarantee's.
+	have, want = strings.ReplaceAll(have, "!", ""), strings.ReplaceAll(want, "!", "")
 	got := strings.Fields(strings.TrimPrefix(have, "valid "))
 	for _, rec := range strings.Fields(strings.TrimPrefix(want, "valid ")) {
 		if strings.HasSuffix(rec, "=-") || strings.HasSuffix(rec, "=0") {
@@ -189,7 +204,11 @@ func behavesLike(tr sim.Trace, div *sim.DivergenceError, bus bool) (string, []sp
 		cut = cut || bus
 	}
 	k := len(tr.Ops) - 1
+	// The verification policy the run held the cache to (on-compute or
+	// at first use): on a tie, a design of the same policy is preferred.
+	run, _ := model.DesignByName(tr.Design)
 	best, bestScore, bestIDs := "", -1, []spec.InvariantID(nil)
+	bestPolicy := false
 	for _, d := range model.Designs() {
 		if d.Name == "reference" {
 			continue
@@ -218,8 +237,12 @@ func behavesLike(tr sim.Trace, div *sim.DivergenceError, bus bool) (string, []sp
 					score++
 				}
 			}
-			if score > bestScore || score == bestScore && len(bestIDs) == 0 && len(ids) > 0 {
-				best, bestScore, bestIDs = d.Name, score, ids
+			policy := d.CheckAtCompute == run.CheckAtCompute
+			better := score > bestScore ||
+				score == bestScore && len(bestIDs) == 0 && len(ids) > 0 ||
+				score == bestScore && len(ids) > 0 && policy && !bestPolicy
+			if better {
+				best, bestScore, bestIDs, bestPolicy = d.Name, score, ids, policy
 			}
 		}
 	}
@@ -341,7 +364,7 @@ func shrinkAndJudge(o Options, name string, tr sim.Trace, failure error) (Judgem
 		"Breaks: " + orNone(strings.Join(ids, ", ")) + "; behaves like design: " + orNone(j.Like) + ".",
 		"Rerun: simrun replay --exec '" + o.Command.String() + "' FILE",
 	}
-	text, err := sim.FormatScenario(hdr, "", tr.Bounds, tr.Ops)
+	text, err := sim.FormatScenario(hdr, tr.Design, tr.Bounds, tr.Ops)
 	if err != nil {
 		return j, len(tr.Ops), "", failure, err
 	}

@@ -42,6 +42,9 @@ const (
 	OpInvalidate    = "invalidate"     // weight: drop it from the instance's view
 	OpDeleteProgram = "delete_program" // program: release its entries
 	OpDestroy       = "destroy"        // close the instance; the adapter exits after answering
+	// OpCompute (version 2): handle: an inference's read of an entry after
+	// finalize, where a cache that checks at the compute checks it.
+	OpCompute = "compute"
 )
 
 // Request is one line from the driver. Fields a request does not take are
@@ -108,8 +111,9 @@ type Response struct {
 	// lookup, insert
 	Hit    bool   `json:"hit,omitempty"`
 	Handle uint64 `json:"handle,omitempty"`
-	// Checked: this look-up checked the entry's data (checksum) before
-	// handing it out (capability checksums).
+	// Checked: this look-up (or read_bytes, compute: this read) checked
+	// the entry's data (checksum) before handing it out (capability
+	// checksums).
 	Checked bool `json:"checked,omitempty"`
 
 	// reserve
@@ -122,8 +126,13 @@ type Response struct {
 	// CodeLockBusy, or another word of the adapter's).
 	Fallback string `json:"fallback,omitempty"`
 
-	// read_bytes
+	// read_bytes, compute
 	Data []byte `json:"data,omitempty"`
+	// Corrupt (read_bytes, compute): the check this read made failed; no
+	// bytes. The
+	// driver re-packs as the runtime does (look-up, reserve, insert, save)
+	// and computes again.
+	Corrupt bool `json:"corrupt,omitempty"`
 
 	// is_finalized
 	Finalized bool `json:"finalized,omitempty"`
@@ -160,11 +169,15 @@ const (
 	// CapCompaction: commits rewrite the file when garbage passes a bound
 	// (G4); responses report the count of rewrites.
 	CapCompaction = "compaction"
+	// CapOnCompute: entries are checked at the first compute after
+	// finalize, not at the look-up (the runtime's default policy): the
+	// scenarios of the design on-compute need it (and protocol 2).
+	CapOnCompute = "verify-on-compute"
 )
 
 // Capabilities lists every capability, in the order reports print them.
 func Capabilities() []string {
-	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction}
+	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction, CapOnCompute}
 }
 
 // ErrProtocol is matched by every *ProtocolError.

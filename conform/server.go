@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/sim"
 )
@@ -130,7 +131,19 @@ func (s *server) handle(req *Request) *Response {
 	case OpIsFinalized:
 		r.Finalized, err = s.inst.IsFinalized()
 	case OpReadBytes:
+		before := s.inst.Stats().Verified
 		r.Data, err = s.inst.Bytes(sim.Handle(req.Handle))
+		r.Checked = s.inst.Stats().Verified > before
+		if errors.Is(err, cache.ErrCorruptData) {
+			r.Data, r.Corrupt, err = nil, true, nil
+		}
+	case OpCompute:
+		before := s.inst.Stats().Verified
+		r.Data, err = s.inst.Bytes(sim.Handle(req.Handle))
+		r.Checked = s.inst.Stats().Verified > before
+		if errors.Is(err, cache.ErrCorruptData) {
+			r.Data, r.Corrupt, err = nil, true, nil
+		}
 	case OpFinalize, OpSave, OpInvalidate:
 		switch req.Op {
 		case OpFinalize:

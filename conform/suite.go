@@ -194,9 +194,9 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		res.Verdict, res.Reason = Skipped, err.Error()
 		return res
 	}
-	if readsAfterFinalize(f.Text) {
+	if readsAfterFinalize(f.Text) && h.Protocol < 2 {
 		res.Verdict = Skipped
-		res.Reason = notEmulated["on-compute"]
+		res.Reason = "protocol 1 has no operation for an inference's read after finalize (compute), where the on-compute policy checks and re-packs"
 		return res
 	}
 	if !slices.Contains(backends, sim.BackendOS) {
@@ -466,6 +466,10 @@ func prepare(text string, h Hello) (prepared, error) {
 		switch f[0] {
 		case "stats", "state":
 			continue
+		case "design":
+			if slices.Contains(f[1:], "name=on-compute") {
+				dn = append(dn, CapOnCompute) // held to the on-compute policy
+			}
 		case "file":
 			// Compared only in format-v3 (Config.OpaqueFile otherwise),
 			// so it cuts nothing.

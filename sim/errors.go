@@ -80,6 +80,13 @@ type ViewKeeper interface {
 	KeptView() bool
 }
 
+// Computer is an Instance that tells an inference's read after finalize
+// (a compute, which may check the bytes) from any other read; handle
+// reads of the others go through Bytes.
+type Computer interface {
+	Compute(h Handle) ([]byte, error)
+}
+
 // ErrHarness is matched by every *HarnessError: a scenario that misuses the
 // language (unknown directive, ambiguous crash, an op the cache side cannot
 // perform). Such a scenario fails; it is not a finding about the cache.
