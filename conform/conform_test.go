@@ -382,3 +382,26 @@ func TestOnComputeConforms(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, computed, 3, "the on-compute scenarios did not run")
 }
+
+// TestForeignFindsNoIndex: a foreign writer that finds no index in the
+// file where the model's last commit is loadable (xpwc's v2 writer has
+// appended after its trailer) is judged I3, not left unjudged.
+func TestForeignFindsNoIndex(t *testing.T) {
+	var files []sim.File
+	for _, f := range bugTraces(t) {
+		if strings.HasPrefix(f.Name, "bug-no-commit-point-loses-commit") {
+			files = append(files, f)
+		}
+	}
+	require.Len(t, files, 1)
+	rep, err := Run(Options{Command: Command{Argv: []string{adapter(t), "--design", "no-commit-point"}}, Scenarios: files})
+	require.NoError(t, err)
+	found := false
+	for _, s := range rep.Scenarios {
+		if s.Verdict == Broken && strings.Contains(s.Reason, "does not parse") {
+			require.Contains(t, s.Broke, string(spec.InvCommitSurvives), s.Name)
+			found = true
+		}
+	}
+	require.True(t, found, "no foreign write found the file without an index")
+}

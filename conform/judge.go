@@ -57,6 +57,9 @@ func judge(tr sim.Trace, fault error, checksums bool) Judgement {
 	}
 	var div *sim.DivergenceError
 	bus := isSIGBUS(fault)
+	if f, ok := unparsedAtForeign(tr, fault); ok {
+		return Judgement{Evidence: []Finding{f}}
+	}
 	if !bus && !errors.As(fault, &div) {
 		return Judgement{}
 	}
@@ -135,6 +138,31 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 		add(spec.InvNoSIGBUS, fmt.Sprintf("%s %s: a process mapping the cut bytes takes SIGBUS", div.Op, t.Cache))
 	}
 	return out
+}
+
+// unparsedAtForeign judges a foreign writer that found no index in the
+// file (v3 or v2) where the model's last commit is loadable: a new process
+// would load none there either (I3).
+func unparsedAtForeign(tr sim.Trace, fault error) (Finding, bool) {
+	var h *sim.HarnessError
+	if !errors.As(fault, &h) || h.Op.Kind != spec.EvForeign || !strings.Contains(h.Msg, "does not parse") {
+		return Finding{}, false
+	}
+	ref, err := model.DesignByName(tr.Design)
+	if err != nil {
+		ref, _ = model.DesignByName("reference")
+	}
+	// The state before the foreign write, the trace's last op.
+	outs, err := model.Replay(&ref, tr.Bounds, tr.Ops)
+	if err != nil || len(outs) < 2 {
+		return Finding{}, false
+	}
+	st := outs[len(outs)-2].Next
+	if !st.GhostValid || st.Disk.State != model.DiskValid {
+		return Finding{}, false
+	}
+	return Finding{ID: spec.InvCommitSurvives, Why: fmt.Sprintf("before %s the file has no loadable index (%s), where the last commit left %s",
+		h.Op, h.Msg, sim.DescribeDisk(tr.Bounds, st.Disk))}, true
 }
 
 // refused reports a load outcome that turns the committed index away (a
