@@ -23,13 +23,28 @@ import (
 // the historical caches claimed to be correct. The conformance run must
 // catch each one.
 func GoAdapter(design string) (Adapter, error) {
-	a := Adapter{Name: "xpwc-go", Capabilities: Capabilities(), Format: "v3", Open: sim.OpenGo}
+	a := Adapter{Name: "xpwc-go", Capabilities: referenceCapabilities(), Format: "v3", Open: sim.OpenGo}
 	if design == "reference" {
+		return a, nil
+	}
+	if design == executorchDesign {
+		// What ExecuTorch's cache has: the seed in its key and a writer
+		// lock; its file is v2, which the driver does not hold to v3.
+		a.Name, a.Format = "executorch-port", "v2"
+		a.Capabilities = []string{CapSeeds, CapLocking}
+		a.Open = openExecuTorch
+		return a, nil
+	}
+	if opts, ok := policies[design]; ok {
+		// The cache under another verification policy, claiming it.
+		a.Name = "xpwc-go/" + design
+		a.Capabilities = append(a.Capabilities, CapOnCompute)
+		a.Open = sim.OpenGoWith(opts)
 		return a, nil
 	}
 	if design == v2Design {
 		a.Name, a.Format = "xpwc-go/"+design, "v2"
-		a.Capabilities = slices.DeleteFunc(Capabilities(), func(c string) bool { return c == CapFormatV3 })
+		a.Capabilities = slices.DeleteFunc(a.Capabilities, func(c string) bool { return c == CapFormatV3 })
 		a.Open = func(path string, fsys vfs.FS) (sim.Instance, error) {
 			c, err := cache.Open(cache.Options{Path: path, FS: fsys, Format: spec.FormatV2})
 			if err != nil {
@@ -57,6 +72,12 @@ func GoAdapter(design string) (Adapter, error) {
 	return a, nil
 }
 
+// referenceCapabilities is what xpwc's cache claims under its default
+// policy (data checked at first use, so not verify-on-compute).
+func referenceCapabilities() []string {
+	return slices.DeleteFunc(Capabilities(), func(c string) bool { return c == CapOnCompute })
+}
+
 // v2Design is served by the cache in ExecuTorch's v2 format rather than by
 // a wrapper: the footer at the end of the file is its only commit point, a
 // crash between data appended after it and a new footer leaves no loadable
@@ -65,9 +86,18 @@ func GoAdapter(design string) (Adapter, error) {
 // the driver does not read, and claims every other capability.
 const v2Design = "no-commit-point"
 
-// VariantNames lists the designs GoAdapter serves besides the reference.
+// policies serve the cache under a verification policy: on-compute (the
+// runtime's default, correct) and compute-unchecked (the reads of the
+// on-compute policy without their check: the cache with data checks off).
+var policies = map[string]cache.Options{
+	"on-compute":        {VerifyData: cache.VerifyOnCompute},
+	"compute-unchecked": {VerifyData: cache.VerifyOff},
+}
+
+// VariantNames lists the buggy designs GoAdapter serves besides the
+// reference.
 func VariantNames() []string {
-	out := []string{v2Design}
+	out := []string{v2Design, executorchDesign, "compute-unchecked"}
 	for n := range variants {
 		out = append(out, n)
 	}
@@ -80,8 +110,6 @@ func VariantNames() []string {
 var notEmulated = map[string]string{
 	"borrowed-options":          "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
 	"pr19988-cache-loaded-flag": "its second mapping of the instance's own regions changes no result the protocol carries (the reference reloads at that init too); a count of mappings in the protocol would show it",
-	"on-compute":                "the protocol has no operation for an inference's read after finalize, where the on-compute policy checks and re-packs",
-	"compute-unchecked":         "the protocol has no operation for an inference's read after finalize, where the on-compute policy checks and re-packs",
 }
 
 // variants put a historical bug back into the reference cache, each the

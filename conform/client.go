@@ -64,18 +64,23 @@ func (h Hello) Claims(c string) bool { return slices.Contains(h.Capabilities, c)
 // process is killed, Fault returns the failure and every later request
 // fails with it.
 type Client struct {
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser
-	lines    chan lineResult
-	stderr   *tailBuffer
-	timeout  time.Duration
-	next     uint64
-	hello    Hello
-	path     string
-	fault    error
-	stats    cache.Stats
-	done     chan struct{} // closed when the process was waited for
-	waitOnce sync.Once
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	lines   chan lineResult
+	stderr  *tailBuffer
+	timeout time.Duration
+	next    uint64
+	hello   Hello
+	path    string
+	fault   error
+	stats   cache.Stats
+	// kept: the last init ran no loader (load word kept, version 2).
+	kept bool
+	// unsupported: the adapter answered unsupported (version 2); the run
+	// ends there (Fault returns it).
+	unsupported error
+	done        chan struct{} // closed when the process was waited for
+	waitOnce    sync.Once
 }
 
 type lineResult struct {
@@ -110,9 +115,9 @@ func Start(c Command) (*Client, error) {
 	}
 	go cl.read(stdout)
 	r, err := cl.call(&Request{Op: OpHello, Protocol: Protocol})
-	if err == nil && r.Protocol != Protocol {
+	if err == nil && (r.Protocol < MinProtocol || r.Protocol > Protocol) {
 		err = cl.fail(&ProtocolError{Kind: FaultVersion, Op: OpHello,
-			Msg: fmt.Sprintf("adapter speaks protocol %d, this driver %d", r.Protocol, Protocol)})
+			Msg: fmt.Sprintf("adapter speaks protocol %d, this driver %d to %d", r.Protocol, MinProtocol, Protocol)})
 	}
 	if err == nil {
 		for _, cp := range r.Capabilities {
@@ -266,6 +271,9 @@ func (cl *Client) do(req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Unsupported && !r.OK && cl.hello.Protocol >= 2 && cl.unsupported == nil {
+		cl.unsupported = &sim.UnsupportedError{Op: req.Op, Msg: r.Error}
+	}
 	return r, errorOf(r)
 }
 
@@ -282,6 +290,11 @@ func (cl *Client) Path() string { return cl.path }
 // InitializeForProgram implements sim.Instance.
 func (cl *Client) InitializeForProgram(program string) error {
 	r, err := cl.do(&Request{Op: OpInit, Program: program})
+	if r != nil && r.Load == LoadKept && cl.hello.Protocol >= 2 {
+		cl.kept = true
+		return err
+	}
+	cl.kept = false
 	if r != nil {
 		load, perr := spec.ParseLoadOutcome(r.Load)
 		if perr != nil {
@@ -317,6 +330,33 @@ func (cl *Client) Bytes(h sim.Handle) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Checked {
+		// A cache that checks at the read (verify-on-compute).
+		cl.stats.Verified++
+	}
+	if r.Corrupt {
+		return nil, cache.ErrCorruptData
+	}
+	return r.Data, nil
+}
+
+// Compute implements sim.Computer: an inference's read after finalize
+// (protocol 2; a version 1 adapter is asked read_bytes). A read whose
+// check failed is cache.ErrCorruptData.
+func (cl *Client) Compute(h sim.Handle) ([]byte, error) {
+	if cl.hello.Protocol < 2 {
+		return cl.Bytes(h)
+	}
+	r, err := cl.do(&Request{Op: OpCompute, Handle: uint64(h)})
+	if err != nil {
+		return nil, err
+	}
+	if r.Checked {
+		cl.stats.Verified++
+	}
+	if r.Corrupt {
+		return nil, cache.ErrCorruptData
+	}
 	return r.Data, nil
 }
 
@@ -327,7 +367,7 @@ func (cl *Client) ReserveSpace(n int) (sim.Reservation, error) {
 	if r != nil {
 		cl.stats.FallbackErr = nil
 		if r.Fallback != "" {
-			cl.stats.FallbackErr = codeError(r.Fallback, "fallback: "+r.Fallback)
+			cl.stats.FallbackErr = codeError(r.Fallback, "")
 		}
 	}
 	if err != nil {
@@ -406,8 +446,17 @@ func (cl *Client) Stats() cache.Stats { return cl.stats }
 // Names implements sim.Instance; the protocol does not list entries.
 func (cl *Client) Names() []string { return nil }
 
-// Fault implements sim.Instance.
-func (cl *Client) Fault() error { return cl.fault }
+// Fault implements sim.Instance: a broken protocol, or an operation the
+// adapter does not have (*sim.UnsupportedError).
+func (cl *Client) Fault() error {
+	if cl.fault != nil {
+		return cl.fault
+	}
+	return cl.unsupported
+}
+
+// KeptView reports whether the last init ran no loader (sim.ViewKeeper).
+func (cl *Client) KeptView() bool { return cl.kept }
 
 // Opener returns the sim.Opener that starts one adapter process per
 // instance (each abstract process of a scenario is its own adapter

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/sim"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -41,10 +42,17 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 			switch mode {
 			case "version":
 				h.Protocol = Protocol + 1
+			case "kept-v1":
+				h.Protocol = 1
 			case "unknown-capability":
 				h.Capabilities = append(h.Capabilities, "telepathy")
 			}
 			say(h)
+			continue
+		}
+		if code, ok := strings.CutPrefix(mode, "fallback="); ok && req.Op == OpReserve {
+			// A reservation on the heap, for the reason code.
+			say(Response{ID: req.ID, OK: true, Reservation: 1, Fallback: code})
 			continue
 		}
 		if req.Op != OpInit {
@@ -52,6 +60,9 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 			continue
 		}
 		switch mode {
+		case "kept", "kept-v1":
+			say(Response{ID: req.ID, OK: true, Load: LoadKept})
+			continue
 		case "garbage":
 			_, _ = w.WriteString("load: ok, all good\n")
 			_ = w.Flush()
@@ -89,7 +100,7 @@ func TestDriverFaults(t *testing.T) {
 		atHello    bool
 		msg        string
 	}{
-		{mode: "version", kind: FaultVersion, atHello: true, msg: "protocol 2"},
+		{mode: "version", kind: FaultVersion, atHello: true, msg: "protocol 3"},
 		{mode: "unknown-capability", kind: FaultCapability, atHello: true, msg: "telepathy"},
 		{mode: "garbage", kind: FaultGarbage, msg: "all good"},
 		{mode: "unknown-field", kind: FaultGarbage, msg: "lod"},
@@ -145,4 +156,50 @@ func oneScenario(t *testing.T) []sim.File {
 	}
 	t.Fatal("no g3-relaunch-hits-everything scenario")
 	return nil
+}
+
+// TestFallbackInTheAdaptersWords: a fallback code an adapter reports is
+// recognised as the lock being busy (G8), and says so in words that fit a
+// cache with no lock file and name the fallback once (the harness adds
+// "fallback: " to its note).
+func TestFallbackInTheAdaptersWords(t *testing.T) {
+	for _, code := range []string{CodeLockBusy, "no-space"} {
+		cl, err := Start(misbehaving(t, "fallback="+code))
+		require.NoError(t, err)
+		require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+		require.NoError(t, cl.InitializeForProgram("P1"))
+		_, err = cl.ReserveSpace(16)
+		require.NoError(t, err)
+		fe := cl.Stats().FallbackErr
+		require.Equal(t, code == CodeLockBusy, errors.Is(fe, cache.ErrLockBusy))
+		note := "fallback: " + fe.Error()
+		require.NotContains(t, note, "fallback: fallback:")
+		require.NotContains(t, note, "lock file")
+		require.Contains(t, note, code)
+		_ = cl.Close()
+	}
+}
+
+// TestLoadKept: a version 2 adapter's init that runs no loader says kept:
+// the instance keeps its load outcome and says it kept its view (the
+// runner then does not compare that init's load). A version 1 adapter has
+// no such word: it is a protocol fault.
+func TestLoadKept(t *testing.T) {
+	cl, err := Start(misbehaving(t, "kept"))
+	require.NoError(t, err)
+	require.Equal(t, 2, cl.Hello().Protocol)
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	require.NoError(t, cl.InitializeForProgram("P1"))
+	require.True(t, cl.KeptView())
+	require.NoError(t, cl.Fault())
+	_ = cl.Close()
+
+	cl, err = Start(misbehaving(t, "kept-v1"))
+	require.NoError(t, err, "a version 1 adapter still speaks to this driver")
+	require.Equal(t, 1, cl.Hello().Protocol)
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	err = cl.InitializeForProgram("P1")
+	var pe *ProtocolError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, FaultGarbage, pe.Kind)
 }

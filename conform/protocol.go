@@ -5,14 +5,26 @@ import (
 	"fmt"
 
 	"github.com/xpwc/xpwc/impl/cache"
+	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
 )
 
-// Protocol is the version of the JSON-lines protocol this package speaks.
-// An adapter answers hello with the version it speaks; any other is
+// Protocol is the newest version of the JSON-lines protocol this package
+// speaks; MinProtocol the oldest. The driver says Protocol in its hello and
+// an adapter answers with the version it speaks; one outside the two is
 // refused (ErrVersion), since a field whose meaning changed would be judged
-// wrongly rather than fail.
-const Protocol = 1
+// wrongly rather than fail. Version 2 adds the unsupported answer and the
+// load word kept; a version 1 adapter never sends either.
+const (
+	Protocol    = 2
+	MinProtocol = 1
+)
+
+// LoadKept is the load word (version 2) of an init that runs no loader:
+// the instance keeps the view it has (ExecuTorch's init with entries in
+// memory). Its load is not compared; what the view holds is, at the next
+// look-ups.
+const LoadKept = "kept"
 
 // The requests, one JSON object per line on the adapter's stdin, each
 // answered by one line on its stdout with the same id (docs/conform.md).
@@ -30,6 +42,9 @@ const (
 	OpInvalidate    = "invalidate"     // weight: drop it from the instance's view
 	OpDeleteProgram = "delete_program" // program: release its entries
 	OpDestroy       = "destroy"        // close the instance; the adapter exits after answering
+	// OpCompute (version 2): handle: an inference's read of an entry after
+	// finalize, where a cache that checks at the compute checks it.
+	OpCompute = "compute"
 )
 
 // Request is one line from the driver. Fields a request does not take are
@@ -75,6 +90,10 @@ type Response struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  string `json:"code,omitempty"`
+	// Unsupported (version 2, with OK false): the cache has no such
+	// operation (ExecuTorch has no invalidate). The run ends there, not
+	// claimed from that step.
+	Unsupported bool `json:"unsupported,omitempty"`
 
 	// hello
 	Protocol     int      `json:"protocol,omitempty"`
@@ -92,8 +111,9 @@ type Response struct {
 	// lookup, insert
 	Hit    bool   `json:"hit,omitempty"`
 	Handle uint64 `json:"handle,omitempty"`
-	// Checked: this look-up checked the entry's data (checksum) before
-	// handing it out (capability checksums).
+	// Checked: this look-up (or read_bytes, compute: this read) checked
+	// the entry's data (checksum) before handing it out (capability
+	// checksums).
 	Checked bool `json:"checked,omitempty"`
 
 	// reserve
@@ -106,8 +126,13 @@ type Response struct {
 	// CodeLockBusy, or another word of the adapter's).
 	Fallback string `json:"fallback,omitempty"`
 
-	// read_bytes
+	// read_bytes, compute
 	Data []byte `json:"data,omitempty"`
+	// Corrupt (read_bytes, compute): the check this read made failed; no
+	// bytes. The
+	// driver re-packs as the runtime does (look-up, reserve, insert, save)
+	// and computes again.
+	Corrupt bool `json:"corrupt,omitempty"`
 
 	// is_finalized
 	Finalized bool `json:"finalized,omitempty"`
@@ -144,11 +169,15 @@ const (
 	// CapCompaction: commits rewrite the file when garbage passes a bound
 	// (G4); responses report the count of rewrites.
 	CapCompaction = "compaction"
+	// CapOnCompute: entries are checked at the first compute after
+	// finalize, not at the look-up (the runtime's default policy): the
+	// scenarios of the design on-compute need it (and protocol 2).
+	CapOnCompute = "verify-on-compute"
 )
 
 // Capabilities lists every capability, in the order reports print them.
 func Capabilities() []string {
-	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction}
+	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction, CapOnCompute}
 }
 
 // ErrProtocol is matched by every *ProtocolError.
@@ -192,18 +221,31 @@ func errorOf(r *Response) error {
 }
 
 func codeError(code, msg string) error {
-	if code == CodeLockBusy {
-		return fmt.Errorf("%w: %s", cache.ErrLockBusy, msg)
-	}
 	if msg == "" {
 		msg = "failed"
+		if code == CodeLockBusy {
+			msg = "another process holds the writer lock"
+		}
 	}
-	return errors.New(msg)
+	if code != "" {
+		msg += " (" + code + ")"
+	}
+	return &codeErr{code: code, msg: msg}
 }
+
+// codeErr is a failure an adapter reported, in its words and with its
+// code. The code lock-busy matches cache.ErrLockBusy, which the harness
+// recognises (G8), without borrowing that error's words: the adapter's
+// cache may have no lock file.
+type codeErr struct{ code, msg string }
+
+func (e *codeErr) Error() string { return e.msg }
+
+func (e *codeErr) Is(target error) bool { return e.code == CodeLockBusy && target == cache.ErrLockBusy }
 
 // codeOf is the protocol's code of err.
 func codeOf(err error) string {
-	if errors.Is(err, cache.ErrLockBusy) {
+	if errors.Is(err, cache.ErrLockBusy) || errors.Is(err, vfs.ErrWouldBlock) {
 		return CodeLockBusy
 	}
 	return ""

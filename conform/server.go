@@ -3,9 +3,11 @@ package conform
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
+	"github.com/xpwc/xpwc/impl/cache"
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/sim"
 )
@@ -53,15 +55,18 @@ func Serve(a Adapter, in io.Reader, out io.Writer) error {
 }
 
 type server struct {
-	a    Adapter
-	inst sim.Instance
-	res  map[uint64]sim.Reservation
-	next uint64
+	a     Adapter
+	proto int // the version of this session
+	inst  sim.Instance
+	res   map[uint64]sim.Reservation
+	next  uint64
 }
 
 func (s *server) handle(req *Request) *Response {
 	if req.Op == OpHello {
-		return &Response{OK: true, Protocol: Protocol, Name: s.a.Name, Capabilities: s.a.Capabilities, Format: s.a.Format}
+		// The driver's version, if this side speaks it, else this side's.
+		s.proto = min(max(req.Protocol, MinProtocol), Protocol)
+		return &Response{OK: true, Protocol: s.proto, Name: s.a.Name, Capabilities: s.a.Capabilities, Format: s.a.Format}
 	}
 	if req.Op == OpSetPath {
 		if s.inst != nil {
@@ -84,6 +89,9 @@ func (s *server) handle(req *Request) *Response {
 		err = s.inst.InitializeForProgram(req.Program)
 		st := s.inst.Stats()
 		r.Load = st.Load.String()
+		if k, ok := s.inst.(sim.ViewKeeper); ok && k.KeptView() && s.proto >= 2 {
+			r.Load = LoadKept
+		}
 		if st.LoadErr != nil {
 			r.LoadError, r.LoadCode = st.LoadErr.Error(), codeOf(st.LoadErr)
 		}
@@ -123,7 +131,19 @@ func (s *server) handle(req *Request) *Response {
 	case OpIsFinalized:
 		r.Finalized, err = s.inst.IsFinalized()
 	case OpReadBytes:
+		before := s.inst.Stats().Verified
 		r.Data, err = s.inst.Bytes(sim.Handle(req.Handle))
+		r.Checked = s.inst.Stats().Verified > before
+		if errors.Is(err, cache.ErrCorruptData) {
+			r.Data, r.Corrupt, err = nil, true, nil
+		}
+	case OpCompute:
+		before := s.inst.Stats().Verified
+		r.Data, err = s.inst.Bytes(sim.Handle(req.Handle))
+		r.Checked = s.inst.Stats().Verified > before
+		if errors.Is(err, cache.ErrCorruptData) {
+			r.Data, r.Corrupt, err = nil, true, nil
+		}
 	case OpFinalize, OpSave, OpInvalidate:
 		switch req.Op {
 		case OpFinalize:
@@ -148,6 +168,7 @@ func (s *server) handle(req *Request) *Response {
 	}
 	if err != nil {
 		r.OK, r.Error, r.Code = false, err.Error(), codeOf(err)
+		r.Unsupported = errors.Is(err, sim.ErrNotSupported) && s.proto >= 2
 	}
 	return r
 }

@@ -25,7 +25,7 @@ const (
 	Fault      = "fault"       // the adapter broke the protocol
 )
 
-// ScenarioResult is the verdict on one scenario file.
+// ScenarioResult is the verdict on one scenario file, walk or trace.
 type ScenarioResult struct {
 	Name    string   `json:"name"`
 	Verdict string   `json:"verdict"`
@@ -33,16 +33,30 @@ type ScenarioResult struct {
 	Needs   []string `json:"needs,omitempty"`   // capabilities it needs
 	Missing []string `json:"missing,omitempty"` // of those, not claimed
 	Reason  string   `json:"reason,omitempty"`  // why it failed or was skipped
-	Steps   int      `json:"steps,omitempty"`
-	// For a broken one: the invariants the model says the implementation
-	// broke on the shrunk trace, the design variant of the catalog whose
-	// model behaves the same there, the shrunk trace's length and the
-	// scenario file it was written to (Options.OutDir).
-	Broke   []string `json:"broke,omitempty"`
-	Closest string   `json:"closest,omitempty"`
-	Shrunk  int      `json:"shrunk,omitempty"`
-	File    string   `json:"file,omitempty"`
+	// Steps is how many lifecycle steps ran; Of, when the run was cut
+	// before its first step that needs a capability not claimed, how
+	// many it has (a cut run that holds holds for its Steps only).
+	Steps int `json:"steps,omitempty"`
+	Of    int `json:"of,omitempty"`
+	// For a broken one: the guarantees and invariants the implementation's
+	// observed behaviour broke at the failing step of the shrunk trace
+	// (Evidence says why, one line each; Uncovered when no invariant
+	// covers the divergence), the design of the catalog whose model
+	// behaves the same there and what that model breaks on the trace, the
+	// shrunk trace's length and the scenario file it was written to
+	// (Options.OutDir).
+	Broke      []string  `json:"broke,omitempty"`
+	Evidence   []Finding `json:"evidence,omitempty"`
+	Uncovered  string    `json:"uncovered,omitempty"`
+	Like       string    `json:"behaves_like,omitempty"`
+	LikeBreaks []string  `json:"like_breaks,omitempty"`
+	Shrunk     int       `json:"shrunk,omitempty"`
+	File       string    `json:"file,omitempty"`
 }
+
+// Cut reports whether the run stopped before the end of its ops because
+// the next needs a capability the adapter does not claim.
+func (s *ScenarioResult) Cut() bool { return s.Of > s.Steps }
 
 // Report is the outcome of a conformance run.
 type Report struct {
@@ -93,10 +107,25 @@ type Options struct {
 
 // config is the lockstep runner's configuration for one run in dir.
 func (o Options) config(dir string) sim.Config {
-	v3 := o.hello.Claims(CapFormatV3)
-	return sim.Config{Backend: sim.BackendOS, Dir: dir, Open: Opener(o.Command, nil), Trace: o.Trace,
-		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true}
+	cfg := ReplayConfig(o.Command, o.hello)
+	cfg.Dir, cfg.Trace = dir, o.Trace
+	return cfg
 }
+
+// ReplayConfig is the lockstep configuration of a run through the adapter
+// c, which said h in its hello: its file is held to the model's committed
+// index only when it claims format-v3 (then after every step), and
+// whether a look-up checked only when it claims checksums. simrun replay
+// --exec runs a trace with it, as conform ran it.
+func ReplayConfig(c Command, h Hello) sim.Config {
+	v3 := h.Claims(CapFormatV3)
+	return sim.Config{Backend: sim.BackendOS, Open: Opener(c, nil),
+		OpaqueFile: !v3, FileEachStep: v3, AdoptCompaction: true, Unchecked: !h.Claims(CapChecksums)}
+}
+
+// ErrOutDir is returned (wrapped) by Run when Options.OutDir is not a
+// directory it can write the shrunk traces into.
+var ErrOutDir = errors.New("conform: the output directory")
 
 // runOps runs ops through the adapter in lockstep with the reference
 // model, on a cache file in a fresh temporary directory.
@@ -114,6 +143,13 @@ func (o Options) runOps(b model.Bounds, ops []spec.Op) (sim.Trace, error) {
 // scenario it can through it, one adapter process per abstract process,
 // on a cache file in a fresh temporary directory per scenario.
 func Run(o Options) (*Report, error) {
+	if o.OutDir != "" {
+		if fi, err := os.Stat(o.OutDir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOutDir, err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("%w %s is not a directory", ErrOutDir, o.OutDir)
+		}
+	}
 	files := o.Scenarios
 	if files == nil {
 		var err error
@@ -158,9 +194,9 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		res.Verdict, res.Reason = Skipped, err.Error()
 		return res
 	}
-	if readsAfterFinalize(f.Text) {
+	if readsAfterFinalize(f.Text) && h.Protocol < 2 {
 		res.Verdict = Skipped
-		res.Reason = notEmulated["on-compute"]
+		res.Reason = "protocol 1 has no operation for an inference's read after finalize (compute), where the on-compute policy checks and re-packs"
 		return res
 	}
 	if !slices.Contains(backends, sim.BackendOS) {
@@ -171,21 +207,19 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 		}
 		return res
 	}
-	text, needs, err := prepare(f.Text)
+	p, err := prepare(f.Text, h)
 	if err != nil {
 		res.Verdict, res.Reason = Skipped, err.Error()
 		return res
 	}
-	res.Needs = needs
-	for _, c := range needs {
-		if !h.Claims(c) {
-			res.Missing = append(res.Missing, c)
-		}
-	}
-	if len(res.Missing) > 0 {
+	res.Needs, res.Missing = p.needs, p.missing
+	if p.kept == 0 {
+		// Not one step runs before the first that needs more than the
+		// adapter claims.
 		res.Verdict = NotClaimed
 		return res
 	}
+	text := p.text
 	dir, err := os.MkdirTemp("", "xpwc-conform-")
 	if err != nil {
 		res.Verdict, res.Reason = Fault, err.Error()
@@ -197,7 +231,13 @@ func runScenario(o Options, h Hello, f sim.File) ScenarioResult {
 	// output is the model's, and differs where the model adopted the
 	// adapter's compaction decision; a divergence is r.Err.
 	res.Steps = r.Steps
+	if p.kept < p.ops {
+		res.Of = p.ops
+	}
 	res.verdict(o, r.Trace, r.Err)
+	if res.Cut() {
+		res.Of = p.ops
+	}
 	return res
 }
 
@@ -225,6 +265,16 @@ func (res *ScenarioResult) verdict(o Options, tr sim.Trace, err error) {
 	switch {
 	case err == nil:
 		res.Verdict = Holds
+	case errors.Is(err, sim.ErrNotSupported):
+		// The adapter does not have the operation: not claimed from
+		// that step on; the steps before it held.
+		res.Steps = max(len(tr.Ops)-1, 0)
+		res.Of = max(res.Of, res.Steps+1)
+		res.Missing, res.Reason = append(res.Missing, "op "+tr.Ops[len(tr.Ops)-1].Kind.String()), err.Error()
+		res.Verdict = Holds
+		if res.Steps == 0 {
+			res.Verdict = NotClaimed
+		}
 	case errors.Is(err, sim.ErrImplementation) && !isSIGBUS(err):
 		res.Verdict, res.Reason = Fault, err.Error()
 	case !o.hello.Claims(CapCompaction) && strings.HasPrefix(sim.Signature(err), "divergence/compaction"):
@@ -237,17 +287,36 @@ func (res *ScenarioResult) verdict(o Options, tr sim.Trace, err error) {
 	}
 }
 
-// broken shrinks and judges a failing trace into res.
+// broken shrinks and judges a failing trace into res. The reason is the
+// shrunk run's failure, so its step numbers are the shrunk trace's.
 func (res *ScenarioResult) broken(o Options, tr sim.Trace, err error) {
-	j, n, file := shrinkAndJudge(o, res.Name, tr, err)
-	res.Closest, res.Shrunk, res.File = j.Closest, n, file
-	for _, id := range j.Invariants {
-		if inv, ok := spec.InvariantByID(id); ok {
-			res.Broke = append(res.Broke, string(inv.Guarantee))
-		}
-		res.Broke = append(res.Broke, string(id))
+	j, n, file, failure, werr := shrinkAndJudge(o, res.Name, tr, err)
+	res.Reason = failure.Error()
+	if werr != nil {
+		res.Reason += "\n(the shrunk trace was not written: " + werr.Error() + ")"
 	}
-	res.Broke = sortIDs(res.Broke)
+	res.Like, res.Shrunk, res.File = j.Like, n, file
+	res.Evidence, res.Uncovered = j.Evidence, j.Uncovered
+	res.Broke = withGuarantees(j.IDs())
+	for _, id := range j.LikeBreaks {
+		res.LikeBreaks = append(res.LikeBreaks, string(id))
+	}
+	res.LikeBreaks = sortIDs(res.LikeBreaks)
+}
+
+// withGuarantees lists each invariant and its guarantee, once each, in ID
+// order.
+func withGuarantees(ids []spec.InvariantID) []string {
+	var out []string
+	for _, id := range ids {
+		if inv, ok := spec.InvariantByID(id); ok && !slices.Contains(out, string(inv.Guarantee)) {
+			out = append(out, string(inv.Guarantee))
+		}
+		if !slices.Contains(out, string(id)) {
+			out = append(out, string(id))
+		}
+	}
+	return sortIDs(out)
 }
 
 // runWalk runs one model-guided random walk.
@@ -261,7 +330,7 @@ func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
 	if !h.Claims(CapLocking) {
 		b.Procs = 1
 	}
-	if !h.Claims(CapFormatV3) || !h.Claims(CapChecksums) || !h.Claims(CapCrashSafeCommit) {
+	if !h.provides(needWritableFile) || !h.Claims(CapChecksums) || !h.Claims(CapCrashSafeCommit) {
 		b.Foreign = false
 	}
 	ref, _ := model.DesignByName("reference")
@@ -274,19 +343,39 @@ func runWalk(o Options, h Hello, seed uint64) ScenarioResult {
 // adapter's compaction decisions (sim.RunOps).
 func runTrace(o Options, h Hello, name string, b model.Bounds, ops []spec.Op) ScenarioResult {
 	res := ScenarioResult{Name: name}
-cut:
-	for i, op := range ops {
-		for _, c := range needsOp(op) {
-			if !h.Claims(c) {
-				ops = ops[:i]
-				break cut
-			}
-		}
+	total := len(ops)
+	if i, missing := firstUnclaimed(h, ops); missing != nil {
+		res.Of, res.Missing = total, missing
+		ops = ops[:i]
+	}
+	if len(ops) == 0 {
+		res.Verdict = NotClaimed
+		return res
 	}
 	tr, err := o.runOps(b, ops)
 	res.Steps = len(tr.Ops)
 	res.verdict(o, tr, err)
+	if res.Cut() {
+		res.Of = total
+	}
 	return res
+}
+
+// firstUnclaimed is the index of the first op that needs a capability h
+// does not claim, and those capabilities (nil when every op is claimed).
+func firstUnclaimed(h Hello, ops []spec.Op) (int, []string) {
+	for i, op := range ops {
+		var missing []string
+		for _, c := range needsOp(op) {
+			if !h.provides(c) && !slices.Contains(missing, c) {
+				missing = append(missing, c)
+			}
+		}
+		if missing != nil {
+			return i, missing
+		}
+	}
+	return len(ops), nil
 }
 
 // exploreTraces explores each design variant until every invariant it is
@@ -348,39 +437,89 @@ func variantTrace(f sim.File) (model.Bounds, []spec.Op, bool) {
 	return b, ops, true
 }
 
+// prepared is a scenario ready to run through an adapter.
+type prepared struct {
+	text      string   // the directives to run
+	needs     []string // the capabilities the whole scenario needs
+	missing   []string // of those, the ones not claimed
+	ops, kept int      // lifecycle ops in the scenario, and in text
+	_         struct{}
+}
+
 // prepare drops the directives that read the Go cache's own counters and
-// view (stats, state), which the protocol does not carry, and lists the
-// capabilities the rest needs.
-func prepare(text string) (string, []string, error) {
+// view (stats, state), which the protocol does not carry, lists the
+// capabilities the rest needs, and cuts the scenario before its first
+// directive that needs a capability h does not claim: what is claimed
+// runs, as far as it is claimed.
+func prepare(text string, h Hello) (prepared, error) {
+	var p prepared
 	ds, err := sim.ParseScenario(text)
 	if err != nil {
-		return "", nil, err
+		return p, err
 	}
 	var b strings.Builder
 	need := map[string]bool{}
+	cut := false
 	for _, d := range ds {
 		f := strings.Fields(d.Text)
+		var dn []string
 		switch f[0] {
 		case "stats", "state":
 			continue
+		case "design":
+			if slices.Contains(f[1:], "name=on-compute") {
+				dn = append(dn, CapOnCompute) // held to the on-compute policy
+			}
 		case "file":
+			// Compared only in format-v3 (Config.OpaqueFile otherwise),
+			// so it cuts nothing.
 			need[CapFormatV3] = true
 		}
-		if op, err := sim.ParseOpLine(d.Text); err == nil {
-			for _, c := range needsOp(op) {
-				need[c] = true
+		op, err := sim.ParseOpLine(d.Text)
+		isOp := err == nil
+		if isOp {
+			dn = append(dn, needsOp(op)...)
+			p.ops++
+		}
+		for _, c := range dn {
+			need[c] = true
+			if !h.provides(c) && !cut {
+				cut = true
 			}
+		}
+		if cut {
+			continue
+		}
+		if isOp {
+			p.kept++
 		}
 		// The double-separator form keeps blank lines of the output.
 		fmt.Fprintf(&b, "%s\n----\n----\n%s\n----\n----\n\n", d.Text, d.Expected)
 	}
-	var needs []string
-	for _, c := range Capabilities() {
+	for _, c := range append(Capabilities(), needWritableFile) {
 		if need[c] {
-			needs = append(needs, c)
+			p.needs = append(p.needs, c)
+			if !h.provides(c) {
+				p.missing = append(p.missing, c)
+			}
 		}
 	}
-	return b.String(), needs, nil
+	p.text = b.String()
+	return p, nil
+}
+
+// needWritableFile is what a foreign writer needs besides a capability:
+// a file the driver can parse and write into, v3 (format-v3) or
+// ExecuTorch's v2 (an adapter whose format is v2).
+const needWritableFile = "a file the driver writes into (format-v3, or format v2)"
+
+// provides reports whether h has what c names: a capability it claims, or
+// a file the driver writes into.
+func (h Hello) provides(c string) bool {
+	if c == needWritableFile {
+		return h.Claims(CapFormatV3) || h.Format == "v2"
+	}
+	return h.Claims(c)
 }
 
 // needsOp is what an op asks of an implementation beyond the protocol.
@@ -391,9 +530,9 @@ func needsOp(op spec.Op) []string {
 	}
 	switch {
 	case op.Kind == spec.EvForeign && op.Foreign == spec.ForeignData:
-		out = append(out, CapFormatV3, CapChecksums)
+		out = append(out, needWritableFile, CapChecksums)
 	case op.Kind == spec.EvForeign:
-		out = append(out, CapFormatV3, CapCrashSafeCommit)
+		out = append(out, needWritableFile, CapCrashSafeCommit)
 	case op.Kind == spec.EvCrash && op.Branch == spec.BranchMidSave:
 		out = append(out, CapCrashSafeCommit)
 	case op.Kind == spec.EvKernelUpgrade, op.Kind == spec.EvSourceChange:
@@ -465,8 +604,15 @@ func checks(rs []ScenarioResult) []Check {
 	var ids []string
 	for _, r := range rs {
 		cited := r.Cites
-		if r.Verdict == Broken && len(r.Broke) > 0 {
+		if r.Verdict == Broken {
+			// What the trace shows, not what the scenario cites: a
+			// divergence no invariant covers is listed under none.
 			cited = r.Broke
+		}
+		verdict := r.Verdict
+		if verdict == Holds && r.Cut() {
+			// A run cut before what it cites holds for its steps only.
+			verdict = NotClaimed
 		}
 		for _, id := range cited {
 			c := by[id]
@@ -475,17 +621,21 @@ func checks(rs []ScenarioResult) []Check {
 				by[id] = c
 				ids = append(ids, id)
 			}
-			switch r.Verdict {
+			switch verdict {
 			case Broken:
 				if c.Verdict != Broken {
 					c.By = nil
 				}
 				c.Verdict = Broken
-				c.By = append(c.By, r.Name)
+				if !slices.Contains(c.By, r.Name) {
+					c.By = append(c.By, r.Name)
+				}
 			case Holds:
 				if c.Verdict != Broken {
 					c.Verdict = Holds
-					c.By = append(c.By, r.Name)
+					if !slices.Contains(c.By, r.Name) {
+						c.By = append(c.By, r.Name)
+					}
 				}
 			case NotClaimed:
 				if c.Verdict == "" {

@@ -45,6 +45,23 @@ type Design struct {
 	// are accepted. Without checksums, data is not verified either.
 	NoCommitPoint bool
 
+	// IgnoreSource: the key is the names and the layout seed only; a
+	// packing of changed source weights under the same names hits
+	// (ExecuTorch's name+seed key).
+	IgnoreSource bool
+	// ReserveBreaksIndex: the trailer at the end of the file is the only
+	// commit point and a reservation appends after it, so from a
+	// reservation in the file to the next commit the file has no loadable
+	// index: an exit or a crash in between loses every committed entry.
+	ReserveBreaksIndex bool
+	// IdleSaveWrites: an explicit save by an instance that created the
+	// file and packed nothing into it writes a trailer with no entries,
+	// which a load refuses (ExecuTorch's save guard skips only after a
+	// first save).
+	IdleSaveWrites bool
+	// NoInvalidate: the cache has no per-entry invalidation.
+	NoInvalidate bool
+
 	// CheckAtCompute: the on-compute verification policy
 	// (spec.VerifyOnCompute, the runtime's default): a look-up hands out an
 	// entry without checking its data, and the first compute that reads it
@@ -148,6 +165,21 @@ func Designs() []Design {
 			Summary:       "a crash between the truncate and the trailer write leaves no loadable index (every saved entry lost), and weight bytes that happen to parse as a trailer are accepted as an index.",
 			Expect:        []spec.InvariantID{spec.InvCommitSurvives, spec.InvNoCorruptHit, spec.InvNoUncheckedUse},
 			NoCommitPoint: true,
+		},
+		{
+			Name:    "executorch",
+			Source:  "ExecuTorch XNNWeightsCache.cpp as it ships (v2 trailer, PR 20170 seeds, PR 20295 auto-save, PR 20833 loaded_from_disk_)",
+			Summary: "v2 trailer as the only commit point (a reservation appends after it, so an exit or crash before the next commit loses the cache) and no checksums; key of names and seed only (a source change hits the old packing); re-packs after a load go to the heap; a refused file is truncated to zero in place; an idle save on a new file writes an empty trailer; no invalidate; no compaction (orphaned re-packs stay).",
+			Expect: []spec.InvariantID{spec.InvNoStaleHit, spec.InvNoCorruptHit, spec.InvCommitSurvives, spec.InvConverge,
+				spec.InvNoIdleWrite, spec.InvGarbageBounded, spec.InvNoSIGBUS, spec.InvNoUncheckedUse},
+			NoCommitPoint:       true,
+			LoadedRepacksToHeap: true,
+			TruncateInPlace:     true,
+			IgnoreSource:        true,
+			ReserveBreaksIndex:  true,
+			IdleSaveWrites:      true,
+			NoInvalidate:        true,
+			NoCompaction:        true,
 		},
 		{
 			Name:             "compute-unchecked",

@@ -168,6 +168,12 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 		want &^= recKernel
 		have &^= recKernel
 	}
+	if m.d.IgnoreSource {
+		// Names and seed: the source weights the bytes came from are not
+		// asked.
+		want &^= recSource
+		have &^= recSource
+	}
 	match := e.Rec.Present() && !e.Retired && have == want
 	if match && !e.Verified && m.d.CheckAtCompute {
 		// On compute: the handle is handed out unchecked; its first
@@ -252,6 +258,10 @@ func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
 		if r.Reason == spec.ReasonLockBusy {
 			pr.Blocked, pr.HeapLaunch = true, true
 		}
+	}
+	if m.d.ReserveBreaksIndex && r.Place == spec.PlaceFile && s.Disk.State == DiskValid {
+		// Appended after the trailer: the file no longer ends in one.
+		s.Disk.State = DiskCorrupt
 	}
 	e.Step = stepReserved
 	e.Place = r.Place
@@ -391,6 +401,15 @@ func (m machine) save(o *Outcome, p spec.Proc) bool {
 			return false
 		}
 	}
+	if m.d.IdleSaveWrites && !dirty(pr) && pr.FileOn && o.Next.Disk.State == DiskEmpty &&
+		(o.Next.Disk.Lock == 0 || o.Next.Disk.Lock == uint8(p)+1) {
+		// A trailer with no entries on the file this instance created:
+		// written, and refused by the next load.
+		// The fresh write truncated the file, so the trailer is all of it.
+		o.Next.Disk = Disk{State: DiskCorrupt, Lock: o.Next.Disk.Lock}
+		o.Result.Wrote = true
+		return true
+	}
 	if !m.commitIfDirty(o, p) {
 		// An explicit save reports that it could not commit; the
 		// packings stay usable and the commit pending.
@@ -408,7 +427,7 @@ func (m machine) invalidate(o *Outcome, p spec.Proc, n spec.Name) bool {
 	s := &o.Next
 	pr := &s.Procs[p]
 	e := &pr.Ents[n]
-	if pr.Phase != spec.PhaseIdle || e.Hold != 0 || !e.Rec.Present() || e.Retired {
+	if m.d.NoInvalidate || pr.Phase != spec.PhaseIdle || e.Hold != 0 || !e.Rec.Present() || e.Retired {
 		return false
 	}
 	tombstone(pr, int(n))

@@ -279,7 +279,7 @@ func TestDesignTable(t *testing.T) {
 			assert.True(t, ok, "%s expects unknown %s", d.Name, inv)
 		}
 	}
-	assert.Len(t, seen, 10)
+	assert.Len(t, seen, 11)
 	_, err := DesignByName("nope")
 	assert.ErrorIs(t, err, ErrUnknownDesign)
 }

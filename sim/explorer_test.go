@@ -62,7 +62,7 @@ func TestBugScenariosAreExplorerTraces(t *testing.T) {
 		assert.Equal(t, want, strings.Join(ops, "\n")+"\n",
 			"%s is not the explorer's shortest trace any more: XPWC_SIM_REGEN=1 go test ./sim -run TestBugScenariosAreExplorerTraces replaces its directives, then rewrite", f.Name)
 	}
-	assert.Equal(t, 11, n, "every bug scenario names its explorer counterexample")
+	assert.Equal(t, 18, n, "every bug scenario names its explorer counterexample")
 }
 
 func headerValue(text, prefix string) string {

@@ -37,7 +37,7 @@ func (w *world) handleCompute(pr *proc, op spec.Op) (spec.Result, error) {
 		}
 		pr.held[n] = h
 	}
-	b, err := pr.c.Bytes(h)
+	b, err := computeRead(pr.c, h)
 	r.Checked = pr.c.Stats().Verified > before
 	if errors.Is(err, cache.ErrCorruptData) {
 		b, err = w.repackAtCompute(pr, op, &r)
@@ -84,5 +84,14 @@ func (w *world) repackAtCompute(pr *proc, op spec.Op, r *spec.Result) ([]byte, e
 		pr.held[n] = h
 	}
 	r.Wrote = w.handleCommit(pr, spec.Op{Kind: spec.OpSave, Proc: op.Proc}).Wrote
-	return pr.c.Bytes(h)
+	return computeRead(pr.c, h)
+}
+
+// computeRead is a compute's read of h: Compute when the instance tells
+// it from other reads (Computer), else Bytes.
+func computeRead(c Instance, h Handle) ([]byte, error) {
+	if cp, ok := c.(Computer); ok {
+		return cp.Compute(h)
+	}
+	return c.Bytes(h)
 }

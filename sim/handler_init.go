@@ -35,6 +35,9 @@ func (w *world) handleInit(pr *proc, op spec.Op) spec.Result {
 	if err := pr.c.InitializeForProgram(progName(op.Program)); err != nil {
 		r.Failed = true
 	}
+	if k, ok := pr.c.(ViewKeeper); ok && k.KeptView() {
+		w.keptLoad = true
+	}
 	st := pr.c.Stats()
 	r.Load = loadOutcome(st.Load)
 	if st.LoadErr != nil {

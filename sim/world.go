@@ -65,6 +65,9 @@ type world struct {
 	// recorded: the last save failed and the cache recorded the failure
 	// in Stats.CommitErr, which I12 allows an explicit save.
 	recorded bool
+	// keptLoad: the last init ran no loader (ViewKeeper): its load
+	// outcome is not compared.
+	keptLoad bool
 	// toHeap: the last insert grew the instance's heap bytes (the packing
 	// landed on the heap, not in the file).
 	toHeap bool

@@ -35,7 +35,7 @@ func (w *world) faulted() error {
 }
 
 func (w *world) performOp(op spec.Op, holder int) (spec.Result, error) {
-	w.note, w.recorded, w.toHeap = "", false, false
+	w.note, w.recorded, w.toHeap, w.keptLoad = "", false, false, false
 	pr := &w.procs[op.Proc]
 	if pr.c == nil && needsInstance(op.Kind) {
 		return spec.Result{}, errNoInstance(op)

@@ -3,7 +3,7 @@
 // `simrun conform --exec 'conform-adapter'` checks it the way it checks a
 // cache in any other language.
 //
-//	conform-adapter [--design NAME]
+//	conform-adapter [--design NAME] [--claim CAP,CAP...]
 //
 // Exit codes: 0 after destroy or end of input; 1 on an I/O error; 2 usage.
 package main
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/xpwc/xpwc/conform"
 )
@@ -22,7 +23,8 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 func run(args []string, in io.Reader, out, errw io.Writer) int {
 	fs := flag.NewFlagSet("conform-adapter", flag.ContinueOnError)
 	fs.SetOutput(errw)
-	design := fs.String("design", "reference", "the design to serve: reference, or a design variant of the catalog")
+	design := fs.String("design", "reference", "the design to serve: reference, a design variant of the catalog, or executorch (a port of ExecuTorch's cache)")
+	claim := fs.String("claim", "", "claim only these capabilities, comma-separated (default: the design's own; \"none\" claims none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,6 +36,14 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(errw, "conform-adapter: %v\n", err)
 		return 2
+	}
+	if *claim != "" {
+		a.Capabilities = nil
+		for _, c := range strings.Split(*claim, ",") {
+			if c != "none" {
+				a.Capabilities = append(a.Capabilities, c)
+			}
+		}
 	}
 	if err := conform.Serve(a, in, out); err != nil {
 		fmt.Fprintf(errw, "conform-adapter: %v\n", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,11 @@ func cmdConform(e *env, args []string) int {
 		return usageError(e, "conform", "--timeout must be positive")
 	}
 	cmd.Timeout = *timeout
+	if *out != "" {
+		if fi, err := os.Stat(*out); err != nil || !fi.IsDir() {
+			return usageError(e, "conform", "--out %s: not a directory (create it first)", *out)
+		}
+	}
 	start := time.Now()
 	rep, err := conform.Run(conform.Options{Command: cmd, OutDir: *out, Explore: *exploreFlag, Walks: *walks, Steps: *steps, Seed: *seed, Names: *names})
 	if err != nil {
@@ -73,15 +79,7 @@ func printConform(e *env, rep *conform.Report, took time.Duration) {
 	count := map[string]int{}
 	for _, s := range rep.Scenarios {
 		count[s.Verdict]++
-		note := s.Reason
-		if len(s.Missing) > 0 {
-			note = "needs " + strings.Join(s.Missing, ", ")
-		}
-		if s.Verdict == conform.Broken {
-			note = fmt.Sprintf("breaks %s; closest variant %s; shrunk to %d ops %s\n\t\t%s",
-				strings.Join(s.Broke, " "), orNone(s.Closest), s.Shrunk, s.File, strings.ReplaceAll(s.Reason, "\n", "\n\t\t"))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Verdict, s.Name, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Verdict, s.Name, conformNote(s))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(e.stdout)
@@ -98,4 +96,37 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// conformNote is the last column of a run's line: what it broke and why,
+// with what it behaves like, or what it needs, and how far it ran.
+func conformNote(s conform.ScenarioResult) string {
+	var w []string
+	if s.Cut() {
+		w = append(w, fmt.Sprintf("ran %d of %d steps", s.Steps, s.Of))
+	}
+	if len(s.Missing) > 0 {
+		w = append(w, "needs "+strings.Join(s.Missing, ", "))
+	}
+	if s.Verdict != conform.Broken {
+		if len(w) == 0 {
+			return s.Reason
+		}
+		return strings.Join(w, "; ")
+	}
+	if len(s.Broke) > 0 {
+		w = append(w, "breaks "+strings.Join(s.Broke, " "))
+	} else {
+		w = append(w, "breaks no invariant: "+s.Uncovered)
+	}
+	like := "behaves like " + orNone(s.Like)
+	if len(s.LikeBreaks) > 0 {
+		like += " (which breaks " + strings.Join(s.LikeBreaks, " ") + ")"
+	}
+	w = append(w, like, fmt.Sprintf("shrunk to %d ops %s", s.Shrunk, s.File))
+	note := strings.Join(w, "; ")
+	for _, f := range s.Evidence {
+		note += "\n\t\t" + string(f.ID) + ": " + f.Why
+	}
+	return note + "\n\t\t" + strings.ReplaceAll(s.Reason, "\n", "\n\t\t")
 }

@@ -83,7 +83,7 @@ func TestExploreListDesigns(t *testing.T) {
 		Found  []string `json:"found"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rows))
-	require.Len(t, rows, 10)
+	require.Len(t, rows, 11)
 	assert.Equal(t, "reference", rows[0].Name)
 	assert.Equal(t, "on-compute", rows[1].Name)
 	for _, r := range rows[:2] {

@@ -38,13 +38,30 @@ func cmdReplay(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun replay: unknown backend %q\n", *backend)
 		return exitUsage
 	}
-	var open sim.Opener
+	// base is the configuration of every run but its backend and trace:
+	// through an adapter, the one conform runs with for what it claims (a
+	// file in a format of its own is not read as v3).
+	var base sim.Config
 	if *execCmd != "" {
 		cmd, err := conform.ParseCommand(*execCmd)
 		if err != nil {
 			return usageError(e, "replay", "%v", err)
 		}
-		open = conform.Opener(cmd, nil)
+		cl, err := conform.Start(cmd)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
+			return exitProblem
+		}
+		hello := cl.Hello()
+		_ = cl.Close()
+		base = conform.ReplayConfig(cmd, hello)
+		base.AdoptCompaction = false // a scenario file names its commits' branches
+	}
+	open := base.Open
+	config := func(b sim.Backend, trace io.Writer) sim.Config {
+		c := base
+		c.Backend, c.Trace = b, trace
+		return c
 	}
 	var files []sim.File
 	for _, p := range paths {
@@ -76,7 +93,7 @@ func cmdReplay(e *env, args []string) int {
 				continue
 			}
 			ran++
-			rep := sim.RunScenario(f, sim.Config{Backend: b, Trace: trace, Open: open})
+			rep := sim.RunScenario(f, config(b, trace))
 			if *rewrite && rep.Err == nil && len(rep.Mismatches) > 0 && f.Path != "" {
 				if err := rewriteFile(f, rep); err != nil {
 					fmt.Fprintf(e.stderr, "simrun replay: %v\n", err)
@@ -84,7 +101,7 @@ func cmdReplay(e *env, args []string) int {
 				}
 				fmt.Fprintf(e.stdout, "rewrote %s (%d outputs)\n", f.Path, len(rep.Mismatches))
 				f.Text, _ = readText(f.Path)
-				rep = sim.RunScenario(f, sim.Config{Backend: b, Open: open})
+				rep = sim.RunScenario(f, config(b, nil))
 			}
 			printReport(e.stdout, rep)
 			if !rep.OK() {
