@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -351,4 +352,105 @@ finalize proc=A
 	assert.True(t, o.Next.Procs[0].Ents[0].CurIno, "appending keeps the mappings current")
 	assert.True(t, o.Next.GhostValid)
 	assert.Equal(t, [maxNames]Rec{mkRec(0, 0), mkRec(0, 1), 0}, o.Next.Ghost)
+}
+
+// A compaction copies each packing from the committer's mapping: bytes a
+// foreign write changed in the file are copied intact from a mapping of
+// an older file (G1 bookkeeping; sim's scenario
+// conformance-compaction-copies-committer-mapping), while an append
+// leaves the file's bytes as they are.
+func TestCompactionCopiesFromTheCommittersMapping(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	pre := `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+unload proc=A program=P1
+invalidate proc=A name=w1 branch=compact
+foreign kind=data name=w0
+init proc=A program=P1
+lookup proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+`
+	outs := run(t, ref(t), b, pre+"finalize proc=A branch=compact\n")
+	inv := outs[9]
+	require.NotZero(t, inv.Events&EvtCompact)
+	assert.False(t, inv.Next.Procs[0].Ents[0].CurIno, "A maps the file the compaction replaced")
+	o := outs[len(outs)-1]
+	require.NotZero(t, o.Events&EvtCompact)
+	assert.Zero(t, o.Next.Disk.Idx[0]&recCorrupt, "copied intact from A's mapping of the older file")
+	assert.Equal(t, mkRec(0, 0), o.Next.Disk.Idx[0].Key())
+
+	o = last(t, ref(t), b, pre+"finalize proc=A\n")
+	require.Zero(t, o.Events&EvtCompact)
+	assert.NotZero(t, o.Next.Disk.Idx[0]&recCorrupt, "an append leaves the changed bytes in the file")
+
+	// The same from a mapping the committer loaded (B), not packed.
+	o = last(t, ref(t), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+init proc=B program=P1
+lookup proc=B name=w0
+lookup proc=B name=w1
+finalize proc=B
+unload proc=A program=P1
+invalidate proc=A name=w1 branch=compact
+foreign kind=data name=w0
+init proc=B program=P2
+lookup proc=B name=w1
+reserve proc=B name=w1
+insert proc=B name=w1
+finalize proc=B branch=compact
+`)
+	require.NotZero(t, o.Events&EvtCompact)
+	assert.Equal(t, spec.EntryLoaded, o.Next.Procs[1].Ents[0].Status)
+	assert.Zero(t, o.Next.Disk.Idx[0]&recCorrupt, "copied intact from B's mapping of the older file")
+}
+
+// Garbage is compared with the live packings: two replaced copies next to
+// two live ones append (2 ≤ 2), four rewrite (I6).
+func TestCompactionCountsLivePackings(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	launch := `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+`
+	relaunch := `
+restart proc=A
+init proc=A program=P1
+lookup proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=%[1]s
+insert proc=A name=%[1]s
+finalize proc=A
+`
+	text := launch + "change-source name=w0\n" + fmt.Sprintf(relaunch, "w0") + "change-source name=w1\n" + fmt.Sprintf(relaunch, "w1")
+	o := last(t, ref(t), b, text)
+	require.True(t, o.Result.Wrote)
+	assert.Equal(t, 2, o.Next.Disk.Live())
+	assert.Equal(t, uint8(2), o.Next.Disk.Garbage, "two replaced copies, two live: append")
+	assert.Zero(t, o.Events&EvtCompact)
+	o = last(t, ref(t), b, text+"upgrade-kernel\nrestart proc=A\n"+launch)
+	assert.NotZero(t, o.Events&EvtCompact, "four replaced copies, two live: rewrite")
 }
