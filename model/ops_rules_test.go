@@ -310,3 +310,47 @@ unload proc=B program=P1
 	assert.Equal(t, Proc{OptModule: true}, pa, "only the versions and options stay")
 	assert.Empty(t, Step(d, b, s, mustOp(t, "destroy proc=B")), "B has no instance")
 }
+
+// A process still running an older source of a name its program packs
+// owes no convergence, even once another process settled the program
+// again (G3), at the bounds' largest name count.
+func TestOldSourceExpectsNothing(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = maxNames
+	outs := run(t, ref(t), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+change-source name=w0
+restart proc=B
+init proc=B program=P1
+lookup proc=B name=w0
+reserve proc=B name=w0
+insert proc=B name=w0
+lookup proc=B name=w1
+finalize proc=B
+unload proc=A program=P1
+init proc=A program=P1
+`)
+	require.Equal(t, uint8(0b01), outs[len(outs)-3].Next.Env.Settled, "B settled P1 again")
+	o := outs[len(outs)-1]
+	assert.Equal(t, uint8(0), o.Next.Procs[0].Src[0])
+	assert.False(t, o.Next.Procs[0].Expect, "A runs the old source of w0")
+	assert.True(t, last(t, ref(t), b, "init proc=B program=P1\n"[:0]+`
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+unload proc=A program=P1
+init proc=A program=P1
+`).Next.Procs[0].Expect, "the same process, current, must hit")
+}
