@@ -354,3 +354,101 @@ unload proc=A program=P1
 init proc=A program=P1
 `).Next.Procs[0].Expect, "the same process, current, must hit")
 }
+
+// A refresh retires what the file no longer lists if a program holds it
+// (it stays usable, outside the index) and drops it otherwise; it keeps a
+// dropped packing out of the view while the file still lists that copy
+// (the drop is pending); it replaces heap packings by the file's (G3).
+func TestRefreshRules(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	two := `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+init proc=B program=P1
+lookup proc=B name=w0
+lookup proc=B name=w1
+finalize proc=B
+`
+	dropW0 := "unload proc=A program=P1\ninvalidate proc=A name=w0\n"
+	o := last(t, ref(t), b, two+dropW0+"init proc=B program=P2\n")
+	e := o.Next.Procs[1].Ents[0]
+	assert.True(t, e.Retired, "held by P1: retired, not dropped")
+	assert.Equal(t, uint8(0b01), e.Hold)
+	o = last(t, ref(t), b, two+dropW0+"unload proc=B program=P1\ninit proc=B program=P2\n")
+	assert.Equal(t, Entry{}, o.Next.Procs[1].Ents[0], "held by nobody: dropped")
+
+	// B's drop of w0 is pending (A holds the lock); A commits w1 only; B's
+	// next init keeps w0 out of its view, since the file still lists the
+	// copy B dropped.
+	outs := run(t, ref(t), b, two+`
+unload proc=B program=P1
+change-source name=w1
+restart proc=A
+init proc=A program=P1
+lookup proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+invalidate proc=B name=w0
+insert proc=A name=w1
+finalize proc=A
+init proc=B program=P1
+lookup proc=B name=w0
+`)
+	initB, look := outs[len(outs)-2], outs[len(outs)-1]
+	require.True(t, outs[len(outs)-5].Result.Failed, "the invalidation is pending")
+	assert.True(t, initB.Next.Procs[1].Tomb[0].Present())
+	assert.False(t, initB.Next.Procs[1].Ents[0].Rec.Present(), "not mapped again")
+	assert.False(t, look.Result.Hit)
+
+	// A heap packing is replaced by the file's once the file lists one.
+	o = last(t, ref(t), b, `
+init proc=A program=P1
+init proc=B program=P2
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+lookup proc=B name=w1
+reserve proc=B name=w1
+insert proc=B name=w1
+finalize proc=B
+insert proc=A name=w1
+finalize proc=A
+init proc=B program=P1
+`)
+	require.Equal(t, spec.EntryHeap, run(t, ref(t), b, `
+init proc=A program=P1
+init proc=B program=P2
+lookup proc=A name=w0
+reserve proc=A name=w0
+lookup proc=B name=w1
+reserve proc=B name=w1
+insert proc=B name=w1
+`)[6].Next.Procs[1].Ents[1].Status)
+	assert.Equal(t, spec.EntryLoaded, o.Next.Procs[1].Ents[1].Status)
+	assert.NotZero(t, o.Events&EvtRefresh)
+}
+
+// PR 19988: after a fresh write the loaded flag is still unset, so the next
+// init loads the file again and maps the instance's own committed regions
+// twice (I7); the reference maps them once.
+func TestLoadedFlagOnlyOnLoadMapsTwice(t *testing.T) {
+	b := DefaultBounds()
+	o := last(t, design(t, "pr19988-cache-loaded-flag"), b, coldLaunch+"init proc=A program=P2\n")
+	assert.Equal(t, uint8(2), o.Next.Procs[0].Ents[0].Maps)
+	assert.True(t, o.Next.Procs[0].LoadFlag)
+	o = last(t, ref(t), b, coldLaunch+"init proc=A program=P2\n")
+	assert.Equal(t, uint8(1), o.Next.Procs[0].Ents[0].Maps)
+	// Only a load that found the file: with the index unreadable, nothing.
+	o = last(t, design(t, "pr19988-cache-loaded-flag"), b, coldLaunch+"foreign kind=index\ninit proc=A program=P2\n")
+	assert.Equal(t, uint8(1), o.Next.Procs[0].Ents[0].Maps)
+	assert.False(t, o.Next.Procs[0].LoadFlag)
+}
