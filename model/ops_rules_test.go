@@ -452,3 +452,43 @@ func TestLoadedFlagOnlyOnLoadMapsTwice(t *testing.T) {
 	assert.Equal(t, uint8(1), o.Next.Procs[0].Ents[0].Maps)
 	assert.False(t, o.Next.Procs[0].LoadFlag)
 }
+
+// A hit served from a mapping of a file no longer at the path keeps the
+// launch clean only while the file now there lists the same copy intact:
+// otherwise the next launch loads what this one did not see (G3).
+func TestHitFromOlderFileIsCleanOnlyIfTheFileAgrees(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	pre := `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+init proc=B program=P1
+lookup proc=B name=w0
+lookup proc=B name=w1
+finalize proc=B
+unload proc=B program=P1
+unload proc=A program=P1
+invalidate proc=A name=w1 branch=compact
+`
+	for _, p := range []string{"A", "B"} {
+		relaunch := "init proc=" + p + " program=P1\nlookup proc=" + p + " name=w0\n"
+		q := 0
+		if p == "B" {
+			q = 1
+		}
+		o := last(t, ref(t), b, pre+relaunch)
+		require.True(t, o.Result.Hit, p)
+		require.False(t, o.Next.Procs[q].Ents[0].CurIno, "%s maps the compacted-away file", p)
+		assert.True(t, o.Next.Procs[q].Clean, "%s: the file lists the same copy intact", p)
+		o = last(t, ref(t), b, pre+"foreign kind=data name=w0\n"+relaunch)
+		require.True(t, o.Result.Hit, p)
+		assert.True(t, o.Result.Bytes.Intact, "%s's mapping of the older file is intact", p)
+		assert.False(t, o.Next.Procs[q].Clean, "%s: the file at the path holds changed bytes", p)
+	}
+}
