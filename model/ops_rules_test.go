@@ -492,3 +492,52 @@ invalidate proc=A name=w1 branch=compact
 		assert.False(t, o.Next.Procs[q].Clean, "%s: the file at the path holds changed bytes", p)
 	}
 }
+
+// The same packing arrived meanwhile: B's reservation re-read A's commit
+// of the packing B was about to insert, so B keeps A's copy (the bytes
+// compare equal) and its reserved space is garbage, not yet durable (G4).
+// Two reservations of one launch both go to the file under the lock the
+// first one took.
+func TestInsertOfAPackingThatArrivedMeanwhile(t *testing.T) {
+	b := DefaultBounds()
+	outs := run(t, ref(t), b, `
+init proc=A program=P1
+init proc=B program=P1
+lookup proc=A name=w0
+lookup proc=B name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+finalize proc=A
+reserve proc=B name=w0
+insert proc=B name=w0
+finalize proc=B
+`)
+	ins := outs[len(outs)-2]
+	e := ins.Next.Procs[1].Ents[0]
+	assert.Equal(t, spec.EntryLoaded, e.Status, "A's copy, loaded")
+	assert.Equal(t, ins.Next.Disk.Idx[0].Copy(), e.Rec.Copy())
+	assert.True(t, e.Verified)
+	assert.Equal(t, uint8(0b01), e.Hold)
+	assert.Equal(t, stepDone, e.Step)
+	assert.False(t, e.Fallback)
+	assert.Equal(t, uint8(1), ins.Next.Disk.Garbage, "the reservation is garbage")
+	assert.Equal(t, uint8(1), ins.Next.Disk.Volatile, "and not durable")
+	fin := outs[len(outs)-1]
+	assert.False(t, fin.Result.Wrote, "nothing new to commit (G4)")
+	assert.Zero(t, fin.Next.Disk.Lock)
+
+	b.Names = 2
+	outs = run(t, ref(t), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+`)
+	for _, o := range outs[2:] {
+		if o.Op.Kind == spec.OpReserve {
+			assert.Equal(t, spec.PlaceFile, o.Result.Place, o.Op.String())
+			assert.Equal(t, spec.ReasonNone, o.Result.Reason, o.Op.String())
+		}
+	}
+}
