@@ -454,3 +454,38 @@ finalize proc=A
 	o = last(t, ref(t), b, text+"upgrade-kernel\nrestart proc=A\n"+launch)
 	assert.NotZero(t, o.Events&EvtCompact, "four replaced copies, two live: rewrite")
 }
+
+// The relisted index names the bytes in the file at the path: when the
+// committer's own mapping of a name is of an older file (compacted since)
+// and holds it intact, a foreign write to the file's bytes still shows in
+// the index it commits (G1 bookkeeping).
+func TestRelistNamesTheFilesBytes(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = 2
+	o := last(t, ref(t), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+unload proc=A program=P1
+invalidate proc=A name=w1 branch=compact
+init proc=A program=P1
+lookup proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+foreign kind=data name=w0
+foreign kind=index
+insert proc=A name=w1
+finalize proc=A
+`)
+	require.True(t, o.Result.Wrote)
+	require.Zero(t, o.Events&EvtReplace)
+	require.False(t, o.Next.Procs[0].Ents[0].CurIno)
+	assert.Zero(t, o.Next.Procs[0].Ents[0].Rec&recCorrupt, "A's mapping of the older file is intact")
+	assert.NotZero(t, o.Next.Disk.Idx[0]&recCorrupt, "the file's bytes are not")
+	assert.Equal(t, mkRec(0, 0), o.Next.Disk.Idx[0].Key())
+}
