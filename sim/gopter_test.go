@@ -71,3 +71,22 @@ func TestBrokenImplementationFailsTheProperty(t *testing.T) {
 	rep = RunScenario(f, Config{Backend: BackendOS, Dir: t.TempDir(), Open: OpenGo})
 	assert.True(t, rep.OK(), "the cache passes it: %v %v", rep.Err, rep.Mismatches)
 }
+
+// One harness: the lockstep property run on a seed (CheckSeed, as simrun
+// random and model/conformance run it) steps exactly the sequence Generate
+// draws from that seed, on every backend.
+func TestPropertyRunsGeneratesSequence(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.DefaultBounds()
+	for _, backend := range []Backend{BackendCrashFS, BackendOS} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			opt := GenOptions{Power: backend == BackendCrashFS}
+			l := newLockstep(Config{Backend: backend, FileEachStep: true}, d, b, opt)
+			res := l.check(seed, 40)
+			require.True(t, res.Passed(), "%s seed %d: %v", backend, seed, l.first.err)
+			assert.Equal(t, Generate(seed, 40, d, b, opt), l.first.drawn, "%s seed %d", backend, seed)
+			assert.Len(t, l.first.performed, 40)
+		}
+	}
+}
