@@ -60,7 +60,9 @@ func TestBrokenImplementationFailsTheProperty(t *testing.T) {
 	var derr *DivergenceError
 	require.True(t, errors.As(c.Final, &derr), "%v", c.Final)
 	t.Logf("seed %d: %d ops generated, %d after gopter's shrinking, %d after delta debugging\n%s", seed-1, c.Ops, len(c.Gopter), len(c.Shrunk), c.Scenario)
-	assert.Less(t, len(c.Gopter), c.Ops)
+	var first *DivergenceError
+	require.True(t, errors.As(c.Err, &first))
+	assert.Less(t, len(c.Gopter), first.Step, "gopter shrank the generated run's %d ops", first.Step)
 	assert.LessOrEqual(t, len(c.Shrunk), len(c.Gopter))
 	assert.True(t, Replayable(d, b, c.Shrunk))
 

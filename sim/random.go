@@ -281,9 +281,19 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 	if l.first == nil {
 		return Checked{Err: fmt.Errorf("%w: gopter ran no sequence (%v)", ErrHarness, res.Status)}
 	}
-	c := Checked{Ops: len(l.first.drawn), Err: l.first.err, Known: l.first.known}
-	if res.Status == gopter.TestError && c.Err == nil {
+	c := Checked{Ops: len(l.first.drawn), Known: l.first.known}
+	// gopter's verdict decides; the run keeps the failure it saw.
+	switch {
+	case res.Status == gopter.TestFailed && l.last != nil:
+		c.Err = l.first.err
+	case res.Status == gopter.TestFailed:
+		// A failure no run kept (a shrunk sequence gopter ran with a
+		// command the model does not enable): the harness's.
+		c.Err = fmt.Errorf("%w: gopter: %v", ErrHarness, res.Labels)
+	case res.Status == gopter.TestError:
 		c.Err = fmt.Errorf("%w: %v", ErrHarness, res.Error)
+	case c.Known != "":
+		c.Err = l.first.err
 	}
 	if !c.Failed() {
 		return c
