@@ -489,3 +489,33 @@ finalize proc=A
 	assert.NotZero(t, o.Next.Disk.Idx[0]&recCorrupt, "the file's bytes are not")
 	assert.Equal(t, mkRec(0, 0), o.Next.Disk.Idx[0].Key())
 }
+
+// At the bounds' largest name count, where a loop one name too far reads
+// past the arrays: a forged trailer lists the appended packing, and
+// PR 19988's second init maps the instance's regions twice.
+func TestHistoricalDesignsAtThreeNames(t *testing.T) {
+	b := DefaultBounds()
+	b.Names = maxNames
+	o := last(t, design(t, "no-commit-point"), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+crash kind=process proc=A branch=forged-trailer
+`)
+	assert.Equal(t, DiskValid, o.Next.Disk.State)
+	assert.Equal(t, mkRec(0, 0)|recCorrupt, o.Next.Disk.Idx[0].Content())
+	o = last(t, design(t, "pr19988-cache-loaded-flag"), b, `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+lookup proc=A name=w1
+reserve proc=A name=w1
+insert proc=A name=w1
+finalize proc=A
+init proc=A program=P2
+`)
+	assert.Equal(t, uint8(2), o.Next.Procs[0].Ents[0].Maps)
+	assert.Equal(t, uint8(2), o.Next.Procs[0].Ents[1].Maps)
+}
