@@ -19,7 +19,7 @@ func TestGeneratedOnComputeRepacks(t *testing.T) {
 	require.NoError(t, err)
 	b := model.DefaultBounds()
 	computes, repacks, toFile := 0, 0, 0
-	for seed := uint64(1); seed <= 30; seed++ {
+	for seed := uint64(1); seed <= 60; seed++ {
 		ops := Generate(seed, 60, d, b, GenOptions{Power: true})
 		outs, err := model.Replay(&d, b, ops)
 		require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestGeneratedOnComputeRepacks(t *testing.T) {
 		}
 		require.NoError(t, RunOps(Config{Backend: BackendCrashFS}, d.Name, b, ops), "seed %d", seed)
 	}
-	t.Logf("30 sequences: %d computes, %d re-packs at compute, %d of them into the file", computes, repacks, toFile)
+	t.Logf("60 sequences: %d computes, %d re-packs at compute, %d of them into the file", computes, repacks, toFile)
 	assert.Greater(t, computes, 30)
 	assert.Positive(t, repacks)
 	assert.Positive(t, toFile)

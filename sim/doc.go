@@ -18,11 +18,12 @@
 //	(*Runner).Exec(line string) (string, error)
 //	RunScenario(name, text string, Config) Report
 //	Scenarios() ([]File, error)              // the embedded suite
-//	Generate(seed, steps, design) []spec.Op  // random valid ops
+//	Generate(seed, steps, design) []spec.Op  // random valid ops (gopter's draw)
 //	Shrink(ops, fails) []spec.Op             // delta debugging
 //	CheckSeed(cfg, d, b, seed, steps, found) Checked
-//	                                         // one seed of simrun random and of
-//	                                         // model/conformance's property
+//	                                         // the lockstep property as gopter's
+//	                                         // commands on one seed: simrun random
+//	                                         // and model/conformance's property
 //	V2Design, V2Allow                        // v2 in lockstep (`format v2`)
 //
 // docs/scenarios.md describes the language, the backends and every

@@ -3,9 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
+
+	"github.com/leanovate/gopter"
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
@@ -43,47 +44,16 @@ type GenOptions struct {
 
 // Generate returns a seeded sequence of up to steps ops, each enabled in the
 // state the previous ones reach under design d (so every op is valid, and a
-// crash names its branch).
+// crash names its branch). It is the sequence gopter's commands draw for
+// the lockstep property from seed (CheckSeed), without running it.
 func Generate(seed uint64, steps int, d model.Design, b model.Bounds, opt GenOptions) []spec.Op {
-	rng := rand.New(rand.NewPCG(seed, 0xda7a))
-	alphabet := model.Alphabet(b)
-	s := model.Init(b)
-	var ops []spec.Op
-	var cands []model.Outcome
-	for len(ops) < steps {
-		cands = cands[:0]
-		total := 0
-		for _, op := range alphabet {
-			if op.Kind == spec.EvCrash && op.Crash == spec.CrashPower && !opt.Power {
-				continue
-			}
-			if op.Kind == spec.OpCompute && !d.CheckAtCompute {
-				// Where the look-up checks, a compute reads what it
-				// checked and changes nothing; drawing it would only
-				// reshuffle every other design's sequences.
-				continue
-			}
-			for _, o := range model.Step(&d, b, s, op) {
-				if opt.Allow != nil && !opt.Allow(&s, o.Op) {
-					continue
-				}
-				cands = append(cands, o)
-				total += weight(&d, op.Kind)
-			}
-		}
-		if total == 0 {
-			break
-		}
-		x := rng.IntN(total)
-		for _, o := range cands {
-			if x -= weight(&d, o.Op.Kind); x < 0 {
-				ops = append(ops, o.Op)
-				s = o.Next
-				break
-			}
-		}
+	l := newLockstep(Config{}, d, b, opt)
+	l.record = true
+	l.check(seed, steps)
+	if l.first == nil {
+		return nil
 	}
-	return ops
+	return l.first.drawn
 }
 
 // Replayable reports whether the model enables every op of ops in turn
@@ -128,26 +98,14 @@ func RunOpsTrace(cfg Config, design string, b model.Bounds, ops []spec.Op) (Trac
 }
 
 func (r *Runner) runOps(design string, b model.Bounds, ops []spec.Op) error {
-	if design != "" && design != r.design.Name {
-		if _, err := r.Exec("design name=" + design); err != nil {
-			return err
-		}
+	if err := r.prepare(design, b); err != nil {
+		return err
 	}
-	r.bounds = b
-	r.adopt = true
 	for i, op := range ops {
-		_, err := r.Step(op)
-		if commits(op.Kind) {
-			// The branch the commit took (see matchCompaction), so that
-			// the sequence, and any scenario written from it, replays.
-			ops[i].Branch = r.last.Branch
-		}
-		var h *HarnessError
-		if err != nil && r.diverted && errors.As(err, &h) && strings.HasPrefix(h.Msg, msgNotEnabled) {
-			// Generated for the model's own compaction decisions: after an
-			// adopted one, an op the model no longer enables is skipped.
-			continue
-		}
+		took, err := r.stepGenerated(op)
+		// The branch the commit took (see matchCompaction), so that the
+		// sequence, and any scenario written from it, replays.
+		ops[i].Branch = took.Branch
 		if err != nil {
 			return err
 		}
@@ -156,6 +114,35 @@ func (r *Runner) runOps(design string, b model.Bounds, ops []spec.Op) error {
 	// commit lost at the last step (a power loss) shows nowhere else.
 	_, err := r.Exec("file")
 	return err
+}
+
+// prepare sets a runner up for a generated sequence under design and
+// bounds b: commits adopt the cache's compaction decisions.
+func (r *Runner) prepare(design string, b model.Bounds) error {
+	if design != "" && design != r.design.Name {
+		if _, err := r.Exec("design name=" + design); err != nil {
+			return err
+		}
+	}
+	r.bounds = b
+	r.adopt = true
+	return nil
+}
+
+// stepGenerated steps one op of a generated sequence and returns it as
+// performed: a commit with the branch it took. After a commit took a
+// compaction decision the generator's model did not, an op the model no
+// longer enables is skipped.
+func (r *Runner) stepGenerated(op spec.Op) (spec.Op, error) {
+	_, err := r.Step(op)
+	if commits(op.Kind) {
+		op.Branch = r.last.Branch
+	}
+	var h *HarnessError
+	if err != nil && r.diverted && errors.As(err, &h) && strings.HasPrefix(h.Msg, msgNotEnabled) {
+		return op, nil
+	}
+	return op, err
 }
 
 // Shrink returns a shorter sequence on which fails still holds, by delta
@@ -237,15 +224,18 @@ func formatScenario(header, pre []string, b model.Bounds, ops []spec.Op) (string
 
 // Checked is the verdict on one seed of a random campaign: the generated
 // sequence's run and, when it failed other than at a known divergence, the
-// failure shrunk by delta debugging and written as a scenario file that
-// `simrun replay` reads.
+// failure shrunk by gopter's commands, then by delta debugging, and written
+// as a scenario file that `simrun replay` reads.
 type Checked struct {
 	Ops   int    // ops generated
 	Err   error  // the generated run's first failure; nil when every step agreed
 	Known string // the known divergence it stopped at, "" for none
-	// For a failure: the shrunk sequence (the generated one when the
-	// failure does not reproduce on a shorter one), its run's failure, and
-	// the scenario file's text, whose header says it was found by found.
+	// For a failure: the ops gopter's shrinking left (as performed, up to
+	// the failing one), the shrunk sequence (delta debugging's, or
+	// gopter's or the generated one when the failure does not reproduce on
+	// a shorter one), its run's failure, and the scenario file's text,
+	// whose header says it was found by found.
+	Gopter   []spec.Op
 	Shrunk   []spec.Op
 	Final    error
 	Scenario string
@@ -254,14 +244,18 @@ type Checked struct {
 // Failed reports whether the seed failed other than at a known divergence.
 func (c Checked) Failed() bool { return c.Err != nil && c.Known == "" }
 
-// CheckSeed generates seed's sequence of up to steps ops under d (power
-// loss on crashfs only; for cfg.Format v2, d is V2Design and only the ops
-// V2Allow lets a v2 run perform), runs it in lockstep under cfg (each run on the OS
-// filesystem in a fresh temporary directory unless cfg.Dir is set) and
-// shrinks and formats a failure. found is the command that reproduces it,
-// for the scenario's header. Property tests and `simrun random` both run
-// seeds through it, so a failure of either replays with `simrun replay`.
+// CheckSeed checks the lockstep property on seed's sequence: gopter's
+// commands draw up to steps ops under d (power loss on crashfs only; for
+// cfg.Format v2, d is V2Design and only the ops V2Allow lets a v2 run
+// perform) and run them in lockstep under cfg (each run on the OS
+// filesystem in a fresh temporary directory unless cfg.Dir is set), the
+// file held to the model after every step. A failure is shrunk by gopter,
+// then by delta debugging, and formatted. found is the command that
+// reproduces it, for the scenario's header. Property tests and `simrun
+// random` both run seeds through it, so a failure of either replays with
+// `simrun replay`.
 func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps int, found string) Checked {
+	cfg.FileEachStep = true
 	run := func(ops []spec.Op) error {
 		c := cfg
 		if c.Backend == BackendOS && c.Dir == "" {
@@ -272,7 +266,7 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 			defer func() { _ = os.RemoveAll(dir) }()
 			c.Dir = dir
 		}
-		return RunOps(c, d.Name, b, ops)
+		return RunOps(c, d.Name, b, append([]spec.Op(nil), ops...))
 	}
 	gen := GenOptions{Power: cfg.Backend == BackendCrashFS}
 	valid := func(o []spec.Op) bool { return Replayable(d, b, o) }
@@ -282,25 +276,48 @@ func CheckSeed(cfg Config, d model.Design, b model.Bounds, seed uint64, steps in
 		valid = func(o []spec.Op) bool { return allowed(d, b, o, gen.Allow) }
 		pre = []string{directiveV2}
 	}
-	ops := Generate(seed, steps, d, b, gen)
-	c := Checked{Ops: len(ops), Err: run(ops)}
-	var kd *KnownDivergenceError
-	if errors.As(c.Err, &kd) {
-		c.Known = kd.ID
+	l := newLockstep(cfg, d, b, gen)
+	res := l.check(seed, steps)
+	if l.first == nil {
+		return Checked{Err: fmt.Errorf("%w: gopter ran no sequence (%v)", ErrHarness, res.Status)}
+	}
+	c := Checked{Ops: len(l.first.drawn), Known: l.first.known}
+	// gopter's verdict decides; the run keeps the failure it saw.
+	switch {
+	case res.Status == gopter.TestFailed && l.last != nil:
+		c.Err = l.first.err
+	case res.Status == gopter.TestFailed:
+		// A failure no run kept (a shrunk sequence gopter ran with a
+		// command the model does not enable): the harness's.
+		c.Err = fmt.Errorf("%w: gopter: %v", ErrHarness, res.Labels)
+	case res.Status == gopter.TestError:
+		c.Err = fmt.Errorf("%w: %v", ErrHarness, res.Error)
+	case c.Known != "":
+		c.Err = l.first.err
 	}
 	if !c.Failed() {
 		return c
 	}
+	generated := l.first.performed
+	c.Gopter = generated
+	if l.last != nil {
+		c.Gopter = l.last.performed
+	}
 	sig := Signature(c.Err)
-	c.Shrunk = Shrink(ops, valid, func(o []spec.Op) bool { return Signature(run(o)) == sig })
-	if c.Final = run(c.Shrunk); c.Final == nil {
-		// Not reproducible on the shrunk sequence (dropping ops moves
-		// injected faults to other calls): keep the generated one.
-		c.Shrunk, c.Final = ops, c.Err
+	c.Shrunk = Shrink(c.Gopter, valid, func(o []spec.Op) bool { return Signature(run(o)) == sig })
+	for _, ops := range [][]spec.Op{c.Shrunk, c.Gopter, generated} {
+		// Not reproducible on a shorter sequence (dropping ops moves
+		// injected faults to other calls): keep a longer one.
+		if c.Shrunk, c.Final = ops, run(ops); c.Final != nil {
+			break
+		}
+	}
+	if c.Final == nil {
+		c.Final = c.Err
 	}
 	header := []string{
 		fmt.Sprintf("Found by %s,", found),
-		fmt.Sprintf("shrunk from %d to %d ops by delta debugging. Failure:", len(ops), len(c.Shrunk)),
+		fmt.Sprintf("shrunk from %d to %d ops by gopter's commands and to %d by delta debugging. Failure:", c.Ops, len(c.Gopter), len(c.Shrunk)),
 	}
 	for _, l := range strings.Split(c.Final.Error(), "\n") {
 		header = append(header, "  "+l)

@@ -21,7 +21,7 @@ func TestV2AllowGenerates(t *testing.T) {
 	b.Names = 2
 	for _, backend := range []Backend{BackendCrashFS, BackendOS} {
 		count := map[string]int{}
-		for seed := uint64(1); seed <= 300; seed++ {
+		for seed := uint64(1); seed <= 600; seed++ {
 			ops := Generate(seed, 40, d, b, GenOptions{Power: backend == BackendCrashFS, Allow: V2Allow(backend)})
 			require.True(t, allowed(d, b, ops, V2Allow(backend)))
 			for _, op := range ops {

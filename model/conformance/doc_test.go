@@ -1,8 +1,10 @@
 // Package conformance holds the real cache (impl/cache) to the lifecycle
-// model step by step. Its property, TestConformance, runs the sequences
-// sim's generator draws through sim's lockstep world on crashfs (with power
-// loss) and on the OS filesystem, and writes a failure, shrunk by sim's
-// delta debugging, as a scenario file that `simrun replay` reproduces. The
+// model step by step. Its property, TestConformance, is gopter's commands
+// (sim.CheckSeed): sequences of sim's operations drawn from the ops the
+// model enables, run through sim's lockstep world on crashfs (with power
+// loss) and on the OS filesystem; a failure, shrunk by gopter and then by
+// sim's delta debugging, is written as a scenario file that `simrun
+// replay` reproduces. The
 // v2 property, TestConformanceV2, is the same run with the caches writing
 // v2, held to ExecuTorch's trailer design (sim/v2.go).
 //

@@ -31,10 +31,11 @@ var propertySetups = []struct {
 }
 
 // TestConformance is the conformance property: for every seed, the op
-// sequence sim's generator draws from the ops the model enables agrees
+// sequence gopter's commands draw from the ops the model enables agrees
 // step for step between the model and the cache (sim.CheckSeed, as
-// `simrun random` runs it). A failure is shrunk by sim's delta debugging
-// and written as a scenario file that `simrun replay` reproduces; the test
+// `simrun random` runs it). A failure is shrunk by gopter, then by sim's
+// delta debugging, and written as a scenario file that `simrun replay`
+// reproduces; the test
 // prints its path and text. The sequences include foreign writes to the
 // index and to entry data, so every initialization after one checks G7:
 // the cache's load outcome is the model's (a recorded corrupt load, then a
