@@ -168,13 +168,22 @@ func TestExhaustiveBoundsProveTheReference(t *testing.T) {
 	t.Logf("%d states, %d transitions, depth %d, %.1fs", r.States, r.Transitions, r.Depth, r.Seconds)
 }
 
-// Every variant's known bug is within model.ExhaustiveBounds too.
+// Every variant's known bug is within model.ExhaustiveBounds too, but for
+// the one bug that needs a second source version, which those bounds leave
+// out: ExecuTorch's key has no source digest, so its stale hit after a
+// model update (I1) is found only with two sources. A kernel upgrade does
+// not stand in for it there, as it does for the designs whose key holds
+// both (docs/model.md, "Proving").
 func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
-	b := model.ExhaustiveBounds()
-	b.Depth = 20
+	needsSecondSource := map[string]bool{"executorch": true}
 	for _, d := range model.Designs() {
 		if len(d.Expect) == 0 {
 			continue
+		}
+		b := model.ExhaustiveBounds()
+		b.Depth = 20
+		if needsSecondSource[d.Name] {
+			b.Sources = 2
 		}
 		r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
 		require.NoError(t, err)
