@@ -140,6 +140,8 @@ type Cache struct {
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
 	missReason        map[entryName]RepackReason
+	// nameBuf holds the v2 name of the key being looked up (indexed).
+	nameBuf []byte
 
 	reservations map[*byte]*reservation
 	// inserted holds the reservations inserted since the last Finalize, so
@@ -213,6 +215,10 @@ func Open(opts Options) (*Cache, error) {
 		reservations:   map[*byte]*reservation{},
 		inserted:       map[*byte]struct{}{},
 		insertedStaged: map[uintptr]weak.Pointer[byte]{},
+	}
+	if opts.Format != spec.FormatV3 {
+		// Room for the usual v2 name, so look-ups do not grow it.
+		c.nameBuf = make([]byte, 0, 256)
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
