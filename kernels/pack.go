@@ -78,7 +78,7 @@ func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 func transpose16(out, rows []uint32, kdim int) {
 	n := kdim
 	rows = rows[:16*n]
-	for k := 0; k < n; k++ {
+	for k := transpose16SIMD(out, rows, n); k < n; k++ {
 		o := (*[16]uint32)(out[k*16 : k*16+16])
 		o[0] = rows[k]
 		o[1] = rows[1*n+k]

@@ -142,3 +142,26 @@ func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte
 		}
 	}
 }
+
+// transpose16x16avx512 transposes blocks 16×16 tiles of float bits: for
+// each block b, out[(16b+k)·16+j] = rows[j·stride/4+16b+k], j, k < 16,
+// with stride the byte distance between two source rows.
+//
+//go:noescape
+func transpose16x16avx512(out, rows *uint32, stride, blocks int)
+
+// transpose16SIMD does the part of transpose16 the CPU's vector unit can
+// (whole 16-column blocks, AVX-512) and returns the number of columns it
+// did; the caller does the rest. The Go loop runs at about a quarter of a
+// copy's bandwidth, one load and one store per float, where the register
+// transpose loads and stores 64 bytes at a time (docs/kernels.md).
+func transpose16SIMD(out, rows []uint32, kdim int) int {
+	blocks := kdim / 16
+	if cpuSIMD < simdAVX512 || blocks == 0 {
+		return 0
+	}
+	_ = out[16*kdim-1]
+	_ = rows[16*kdim-1]
+	transpose16x16avx512(unsafe.SliceData(out), unsafe.SliceData(rows), 4*kdim, blocks)
+	return 16 * blocks
+}
