@@ -18,4 +18,4 @@ func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte
 
 // transpose16SIMD does nothing off amd64: transpose16's Go loop does every
 // column.
-func transpose16SIMD(out, rows []uint32, kdim int) int { return 0 }
+func transpose16SIMD(out, rows []uint32, kdim int, level simdLevel) int { return 0 }
