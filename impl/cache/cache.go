@@ -142,6 +142,9 @@ type Cache struct {
 	missReason        map[entryName]RepackReason
 	// nameBuf holds the v2 name of the key being looked up (indexed).
 	nameBuf []byte
+	// spare is a staging buffer whose bytes were written, for the next
+	// staged reservation that fits (Options.ReuseStaging); nil when none.
+	spare []byte
 
 	reservations map[*byte]*reservation
 	// inserted holds the reservations inserted since the last Finalize, so

@@ -65,6 +65,7 @@ func (c *Cache) Finalize() error {
 	clear(c.reservations)
 	clear(c.inserted)
 	clear(c.insertedStaged)
+	c.spare = nil // not held past the program's packing (G5)
 	if !c.writable() {
 		return nil
 	}

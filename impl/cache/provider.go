@@ -240,6 +240,9 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			// Its bytes equal what the caller just packed: as trusted as an
 			// entry this cache packed, so no later Bytes checks them
 			// (VerifyOnCompute), as the model's insert has it.
+			if r.region != nil && r.region.staged {
+				c.spareStaging(r.buf)
+			}
 			e.verified = true
 			c.ref(e)
 			c.refHolders(e)
@@ -263,6 +266,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			rg, heapReason = nil, reason
 		} else {
 			data = mapped
+			c.spareStaging(r.buf)
 		}
 	}
 	e := c.newEntry(k, data)

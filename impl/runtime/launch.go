@@ -175,6 +175,9 @@ func cacheOptions(cfg LaunchConfig, verify cache.VerifyPolicy) cache.Options {
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		Prefault: cfg.Prefault, VerifyAhead: cfg.VerifyAhead, AllocateAhead: cfg.AllocateAhead,
 		MappedWrites: cfg.MappedWrites,
+		// The backend never touches a reservation after its insert, and
+		// the kernels' packers write every byte (kernels.Kernel.Pack).
+		ReuseStaging: true,
 	}
 }
 

@@ -56,6 +56,7 @@ func TestLaunchPassesCacheOptions(t *testing.T) {
 		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
 	got := cacheOptions(cfg, cache.VerifyOnLoad)
 	want := cache.Options{Path: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second, VerifyData: cache.VerifyOnLoad,
-		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
+		ReplaceForeign: true, ReadOnly: true, Prefault: true, VerifyAhead: true, AllocateAhead: 7, MappedWrites: true,
+		ReuseStaging: true} // the backend never touches a reservation after its insert
 	require.Equal(t, want, got)
 }
