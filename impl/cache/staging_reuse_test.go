@@ -28,7 +28,9 @@ func TestReuseStagingBuffer(t *testing.T) {
 		hs := make([]cache.Handle, len(ks))
 		var last weak.Pointer[byte]
 		for i, k := range ks {
-			buf, err := c.ReserveSpace(size - 64*i) // shrinking: each fits the spare
+			// Sizes shrink, then grow back: a reused buffer returns to the
+			// spare whole, so the largest still fits the last.
+			buf, err := c.ReserveSpace(sizeAt(i, len(ks), size))
 			require.NoError(t, err)
 			require.True(t, c.ReservedInFile(buf))
 			firsts[&buf[0]] = true
@@ -47,7 +49,7 @@ func TestReuseStagingBuffer(t *testing.T) {
 			require.Greater(t, grown, uint64(len(ks)-1)*size)
 		}
 		for i, k := range ks {
-			want := make([]byte, size-64*i)
+			want := make([]byte, sizeAt(i, len(ks), size))
 			fillPacked(k, want)
 			got, err := c.Bytes(hs[i])
 			require.NoError(t, err)
@@ -63,7 +65,7 @@ func TestReuseStagingBuffer(t *testing.T) {
 		for i, k := range ks {
 			h, hit := warm.LookUp(k)
 			require.True(t, hit, "entry %d committed", i)
-			want := make([]byte, size-64*i)
+			want := make([]byte, sizeAt(i, len(ks), size))
 			fillPacked(k, want)
 			got, err := warm.Bytes(h)
 			require.NoError(t, err)
@@ -72,4 +74,13 @@ func TestReuseStagingBuffer(t *testing.T) {
 		require.Zero(t, warm.Stats().Corrupt)
 		require.NoError(t, warm.Finalize())
 	}
+}
+
+// sizeAt is the size of reservation i of n in TestReuseStagingBuffer:
+// shrinking by 64 bytes each, the last as large as the first.
+func sizeAt(i, n, size int) int {
+	if i == n-1 {
+		return size
+	}
+	return size - 64*i
 }

@@ -261,11 +261,15 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 }
 
 // stagingBuffer returns n bytes for a staged reservation: the spare buffer
-// when it fits (Options.ReuseStaging), else a new one.
+// when it fits (Options.ReuseStaging), else a new one. A reused buffer
+// keeps its capacity, so that it goes back to the spare whole: an append
+// past n stays in the cache's own buffer, which nothing else uses while it
+// is lent (clipping it made the spare shrink to the smallest layer, and
+// every larger one allocate again).
 func (c *Cache) stagingBuffer(n int) []byte {
 	if s := c.spare; cap(s) >= n {
 		c.spare = nil
-		return s[:n:n]
+		return s[:n]
 	}
 	return alignedHeap(n)
 }
