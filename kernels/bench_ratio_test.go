@@ -62,10 +62,25 @@ func (p *pairTimer) report(b *testing.B, baseName, unit string, work float64) {
 
 // BenchmarkPackVsCopy: packing with the fast kr=1 packers against copying
 // the same source bytes; goal ≥ 0.6 of copy.
+// The default kernel runs once per transpose path this machine has
+// ("go", "avx2-fma", "avx512f": its ComputePath names the packer's too).
 func BenchmarkPackVsCopy(b *testing.B) {
-	reg := NewRegistry()
+	type packer struct {
+		label string
+		k     *Kernel
+	}
+	var packers []packer
 	for _, name := range []string{"f32-goi-nr16", "f32-goi-nr8", "f32-goi-nr16-kr4"} {
-		k, _ := reg.Lookup(name)
+		k, _ := NewRegistry().Lookup(name)
+		packers = append(packers, packer{name, k})
+	}
+	for _, level := range []simdLevel{simdNone, simdAVX2} {
+		if k := newRegistry(withSIMDAtMost(level)).Default(); level < cpuSIMD {
+			packers = append(packers, packer{k.Name() + "-" + k.ComputePath(), k})
+		}
+	}
+	for _, pk := range packers {
+		name, k := pk.label, pk.k
 		for _, sz := range []int{1024, 4096} {
 			b.Run(fmt.Sprintf("%s/%dx%d", name, sz, sz), func(b *testing.B) {
 				c := benchCase(sz, sz)

@@ -123,7 +123,7 @@ func (k *Kernel) Pack(dst []byte, n, kdim int, w, bias []float32) error {
 	case k.lay.elem == elemQC8W:
 		return k.packQC8W(dst, n, kdim, w, bias)
 	case canonical && k.lay.kr == 1 && k.lay.sr == 1:
-		packF32KR1(dst, k.lay.nr, n, kdim, w, bias)
+		packF32KR1(dst, k.lay.nr, n, kdim, w, bias, k.simd)
 	case canonical && k.lay.sr == 1:
 		packF32SR1(dst, k.lay.nr, k.lay.kr, n, kdim, w, bias)
 	default:

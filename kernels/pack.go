@@ -40,7 +40,7 @@ func (k *Kernel) packF32Generic(dst []byte, n, kdim int, w, bias []float32) {
 // Full panels of 8 and 16 channels take unrolled loops that read nr source
 // rows in step and write one contiguous nr-float row per k, which keeps
 // packing close to copy bandwidth (see docs/kernels.md).
-func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
+func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32, simd simdLevel) {
 	out := u32s(dst)
 	src := rawmem.Float32Bits(w)
 	pf := nr + kdim*nr // floats per panel
@@ -52,7 +52,7 @@ func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 		rows := src[n0*kdim : (n0+nb)*kdim]
 		switch {
 		case nb == 16 && nr == 16:
-			transpose16(pw, rows, kdim)
+			transpose16(pw, rows, kdim, simd)
 		case nb == 8 && nr == 8:
 			transpose8(pw, rows, kdim)
 		default:
@@ -75,10 +75,10 @@ func packF32KR1(dst []byte, nr, n, kdim int, w, bias []float32) {
 // source rows read in step. Plain indexing (a bounds check per load) runs
 // at 0.98 of the unsafe pointer walk it replaced (BenchmarkPackVsCopy,
 // docs/kernels.md); sixteen row slices would spill.
-func transpose16(out, rows []uint32, kdim int) {
+func transpose16(out, rows []uint32, kdim int, simd simdLevel) {
 	n := kdim
 	rows = rows[:16*n]
-	for k := 0; k < n; k++ {
+	for k := transpose16SIMD(out, rows, n, simd); k < n; k++ {
 		o := (*[16]uint32)(out[k*16 : k*16+16])
 		o[0] = rows[k]
 		o[1] = rows[1*n+k]

@@ -130,18 +130,24 @@ func TestPackMatchesXNNPACKPort(t *testing.T) {
 }
 
 // TestFastPackMatchesGeneric: the unrolled kr=1 packer and the generic one
-// agree byte for byte, full and partial panels included.
+// agree byte for byte, full and partial panels included, on every transpose
+// path this CPU has (the Go loop, AVX2's 8×8 and AVX-512's 16×16 tiles,
+// with K below, at and past whole tiles).
 func TestFastPackMatchesGeneric(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, nr := range []int{8, 16} {
-		k := newKernel(layout{version: 1, elem: elemF32, nr: nr, kr: 1, sr: 1})
-		for _, n := range []int{1, nr - 1, nr, nr + 1, 3*nr + 5, 64} {
-			c := newCase(rng, 0, n, 1+rng.IntN(50))
-			size := k.PackedSize(c.n, c.kdim)
-			fast, gen := alignedBytes(size), alignedBytes(size)
-			packF32KR1(fast, nr, c.n, c.kdim, c.w, c.b)
-			k.packF32Generic(gen, c.n, c.kdim, c.w, c.b)
-			require.Equal(t, gen, fast, "nr=%d n=%d", nr, n)
+	for level := simdNone; level <= cpuSIMD; level++ {
+		for _, nr := range []int{8, 16} {
+			k := newKernel(layout{version: 1, elem: elemF32, nr: nr, kr: 1, sr: 1})
+			for _, n := range []int{1, nr - 1, nr, nr + 1, 3*nr + 5, 64} {
+				for _, kdim := range []int{1 + rng.IntN(50), 7, 8, 15, 16, 17, 24, 33, 64} {
+					c := newCase(rng, 0, n, kdim)
+					size := k.PackedSize(c.n, c.kdim)
+					fast, gen := alignedBytes(size), alignedBytes(size)
+					packF32KR1(fast, nr, c.n, c.kdim, c.w, c.b, level)
+					k.packF32Generic(gen, c.n, c.kdim, c.w, c.b)
+					require.Equal(t, gen, fast, "simd level %d nr=%d n=%d k=%d", level, nr, n, kdim)
+				}
+			}
 		}
 	}
 }

@@ -142,3 +142,40 @@ func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte
 		}
 	}
 }
+
+// transpose16x16avx512 transposes blocks 16×16 tiles of float bits: for
+// each block b, out[(16b+k)·16+j] = rows[j·stride/4+16b+k], j, k < 16,
+// with stride the byte distance between two source rows.
+//
+//go:noescape
+func transpose16x16avx512(out, rows *uint32, stride, blocks int)
+
+// transpose8x8avx2 is transpose16x16avx512 for AVX2, in blocks of 8
+// columns (two 8×8 tiles each: rows 0..7 and rows 8..15).
+//
+//go:noescape
+func transpose8x8avx2(out, rows *uint32, stride, blocks int)
+
+// transpose16SIMD does the part of transpose16 the vector unit can at
+// level (whole 16-column blocks with AVX-512, 8-column blocks with AVX2)
+// and returns the number of columns it did; the caller does the rest. The
+// Go loop runs at about a quarter of a copy's bandwidth, one load and one
+// store per float, where the register transposes load and store 32 or 64
+// bytes at a time (docs/kernels.md).
+func transpose16SIMD(out, rows []uint32, kdim int, level simdLevel) int {
+	if kdim < 8 || level < simdAVX2 {
+		return 0
+	}
+	_ = out[16*kdim-1]
+	_ = rows[16*kdim-1]
+	done := 0
+	if level >= simdAVX512 && kdim >= 16 {
+		transpose16x16avx512(unsafe.SliceData(out), unsafe.SliceData(rows), 4*kdim, kdim/16)
+		done = kdim / 16 * 16
+	}
+	if blocks := (kdim - done) / 8; blocks > 0 {
+		transpose8x8avx2(&out[16*done], &rows[done], 4*kdim, blocks)
+		done += 8 * blocks
+	}
+	return done
+}

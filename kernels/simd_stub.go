@@ -15,3 +15,7 @@ func computeQC8WNR16SIMD(y []float32, ldy int, x []float32, m int, packed []byte
 	k := newKernel(layout{version: 1, elem: elemQC8W, nr: 16, kr: 1, sr: 1}, withoutSIMD())
 	k.computeQC8W(y, ldy, x, m, packed, n, kdim)
 }
+
+// transpose16SIMD does nothing off amd64: transpose16's Go loop does every
+// column.
+func transpose16SIMD(out, rows []uint32, kdim int, level simdLevel) int { return 0 }

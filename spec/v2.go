@@ -108,8 +108,8 @@ func DecodeV2Footer(b [V2FooterSize]byte) V2Footer {
 // never reads outside [0, size), and what it reads and allocates grows with
 // the entries it decodes, never with what the footer declares (G7): the
 // name bytes and Entries of the entries decoded (at most twice over, as
-// they grow), a read window (4 KiB, grown to 8 KiB for a long entry; 64 KiB
-// for an index over 1 MiB), a duplicate-name table of at most 20 bytes per
+// they grow), a read buffer (the whole index when it is at most 1 MiB, read
+// with one read; else 64 KiB), a duplicate-name table of at most 20 bytes per
 // entry, and a bitmap of one bit per page before index_start of at most
 // 4 MiB (a larger data area is checked by sorting instead). An index
 // longer than p.MaxIndexBytes is rejected before it is read. Every error

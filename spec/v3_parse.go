@@ -74,8 +74,9 @@ func ReadCommitSlots(r io.ReaderAt, size int64) ([2]Commit, [2]error, error) {
 //
 // What it reads and allocates grows with the entries it decodes, never with
 // what a slot or index header declares (G7): the name bytes and Entries of
-// the entries decoded (at most twice over, as they grow), a read window
-// (4 KiB, 8 KiB for a long entry, 64 KiB for an index over 1 MiB), a
+// the entries decoded (at most twice over, as they grow), a read buffer
+// (the whole index when it is at most 1 MiB, read with one read; else 64
+// KiB), a
 // duplicate-name table of at most 20 bytes per entry and a bitmap of one
 // bit per page of the file of at most 4 MiB (a larger file is checked by
 // sorting instead). The index must lie inside the file and be at most

@@ -2,19 +2,20 @@ package spec
 
 import "io"
 
-// The read buffer of an index scan must hold the largest encoded entry of
-// either format (v2: 24 + 8192 name bytes = 8216; v3: 44 + 8193 + 7 padding
-// = 8240), so any entry fits in one window. A small index starts with 4 KiB,
-// which holds any entry with a name under 4 KiB, and grows to maxEntryWindow
-// at the first entry that needs it: the window is a visible share of a
-// small parse's allocation (the goal is at most twice the index size).
-// Indexes over bigWindowFrom get a large window, so that a million entries
-// cost about a thousand reads (each a pread on a real file) instead of sixteen thousand.
+// An index of at most wholeRange bytes (every model's: a 1,184-weight index
+// is about 120 KiB) is read whole, with one read, into a buffer of its
+// length: a warm launch read a llama index with about thirty 4 KiB preads
+// before, each a system call on a real file. A longer index is read through
+// a bigWindow buffer, refilled as the decoder moves on, so a million
+// entries cost about a thousand reads and a forged length costs at most
+// the buffer. Either buffer holds the largest encoded entry of either
+// format (v2: 24 + 8192 name bytes = 8216; v3: 44 + 8193 + 7 padding =
+// 8240, maxEntryWindow) that fits in its range, so any entry is read in
+// one piece.
 const (
-	smallWindow    = 4 << 10
 	maxEntryWindow = 8<<10 + 64
+	wholeRange     = 1 << 20
 	bigWindow      = 64 << 10
-	bigWindowFrom  = 1 << 20
 )
 
 // window reads the index range [lo, hi) of a file through a fixed buffer, so
@@ -36,11 +37,11 @@ type window struct {
 }
 
 func newWindow(r io.ReaderAt, lo, hi int64) *window {
-	size := int64(smallWindow)
-	if hi-lo > bigWindowFrom {
+	size := hi - lo
+	if size > wholeRange {
 		size = bigWindow
 	}
-	return &window{r: r, lo: lo, hi: hi, buf: make([]byte, min(hi-lo, size))}
+	return &window{r: r, lo: lo, hi: hi, buf: make([]byte, size)}
 }
 
 // at returns the n bytes at file offset off, valid until the next call. The
@@ -53,9 +54,8 @@ func (w *window) at(off int64, n int, field string) ([]byte, error) {
 	// Refill from off, not from the end of the previous window: an entry
 	// that straddled the boundary is read again whole, which costs at most
 	// one entry's bytes per refill and keeps the caller's slice contiguous.
-	if n > len(w.buf) {
-		w.buf = make([]byte, min(w.hi-w.lo, maxEntryWindow))
-	}
+	// The buffer is never too short for n: it is the whole range, or
+	// bigWindow, longer than any entry.
 	m := min(int64(len(w.buf)), w.hi-off)
 	if err := readFull(w.r, off, w.buf[:m], field); err != nil {
 		return nil, err

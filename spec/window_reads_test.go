@@ -22,12 +22,12 @@ func (l *readLog) ReadAt(b []byte, off int64) (int, error) {
 	return l.r.ReadAt(b, off)
 }
 
-// TestWindowReads pins the window's reads and buffer: a range's buffer is
-// the small window, or the range itself when shorter, or the big window
-// for a range over bigWindowFrom bytes (ParseV2 and ParseV3 document these
-// sizes); a request inside the buffer reads nothing, down to its last byte;
-// one that is not refills from its own offset; one longer than the buffer
-// grows it to maxEntryWindow, and only then.
+// TestWindowReads pins the window's reads and buffer: a range of at most
+// wholeRange bytes is read whole with its first request, and nothing is
+// read again (ParseV2 and ParseV3 document this: one read for a model's
+// index); a longer range gets the big window, where a request inside the
+// buffer reads nothing, down to its last byte, and one that is not refills
+// from its own offset, stopping at the end of the range.
 func TestWindowReads(t *testing.T) {
 	file := make([]byte, 3<<20)
 	for i := range file {
@@ -46,43 +46,35 @@ func TestWindowReads(t *testing.T) {
 		log.reads = nil
 	}
 
-	const lo, hi = 100, 100 + 10_000
+	// A model's index: one read, whatever the decoder asks for after.
+	const lo, hi = 100, 100 + 120_000
 	w := newWindow(log, lo, hi)
-	assert.Len(t, w.buf, smallWindow)
+	assert.Len(t, w.buf, hi-lo)
 	at(w, lo, 8)
-	expect([2]int64{lo, smallWindow})
-	at(w, lo, smallWindow) // the whole buffer, from its first byte
-	at(w, lo+smallWindow-8, 8)
+	expect([2]int64{lo, hi - lo})
+	at(w, lo+4090, 16)
+	at(w, lo+50_000, maxEntryWindow)
+	at(w, hi-8, 8)
+	at(w, lo+1, 4) // backwards too
 	expect()
-	at(w, lo+smallWindow-7, 8) // one byte past the buffer
-	expect([2]int64{lo + smallWindow - 7, smallWindow})
-	at(w, lo+smallWindow-7, 8)
+
+	// The whole range up to wholeRange bytes, the big window past it.
+	assert.Len(t, newWindow(log, 1000, 1100).buf, 100)
+	assert.Len(t, newWindow(log, 1000, 1000+wholeRange).buf, wholeRange)
+	assert.Len(t, newWindow(log, 1000, 1000+wholeRange+1).buf, bigWindow)
+
+	const blo, bhi = 100, 100 + 2<<20
+	w = newWindow(log, blo, bhi)
+	at(w, blo, 8)
+	expect([2]int64{blo, bigWindow})
+	at(w, blo+bigWindow-8, 8) // the buffer's last bytes
 	expect()
-	at(w, lo+1, 4) // before the buffer
-	expect([2]int64{lo + 1, smallWindow})
-	at(w, lo+2, smallWindow) // as long as the buffer: no growth
-	expect([2]int64{lo + 2, smallWindow})
-	assert.Len(t, w.buf, smallWindow)
-	at(w, lo+3, smallWindow+1) // longer: grows to the largest entry
-	assert.Len(t, w.buf, maxEntryWindow)
-	expect([2]int64{lo + 3, maxEntryWindow})
-	at(w, hi-8, 8) // near the end a read stops at hi
-	expect([2]int64{hi - 8, 8})
-
-	// A range shorter than the small window gets a buffer of its length,
-	// and grows no further than the range.
-	w = newWindow(log, 1000, 1100)
-	assert.Len(t, w.buf, 100)
-	at(w, 1000, 100)
-	expect([2]int64{1000, 100})
-	w = newWindow(log, 1000, 1000+smallWindow+10)
-	at(w, 1000, smallWindow+10)
-	assert.Len(t, w.buf, smallWindow+10)
-	expect([2]int64{1000, smallWindow + 10})
-
-	// The big window from bigWindowFrom+1 bytes on, not at bigWindowFrom.
-	assert.Len(t, newWindow(log, 1000, 1000+bigWindowFrom).buf, smallWindow)
-	assert.Len(t, newWindow(log, 1000, 1000+bigWindowFrom+1).buf, bigWindow)
+	at(w, blo+bigWindow-7, 8) // one byte past the buffer
+	expect([2]int64{blo + bigWindow - 7, bigWindow})
+	at(w, blo+1, maxEntryWindow) // before the buffer
+	expect([2]int64{blo + 1, bigWindow})
+	at(w, bhi-8, 8) // near the end a read stops at hi
+	expect([2]int64{bhi - 8, 8})
 }
 
 // TestWindowSum: the window's running CRC32C over a range read front to

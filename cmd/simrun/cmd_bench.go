@@ -34,7 +34,12 @@ import (
 // byte once, whatever the cache did. WarmMS uses the default data
 // verification policy; WarmMSByPolicy has every policy (G1).
 type benchReport struct {
-	Preset        string `json:"preset"`
+	Preset string `json:"preset"`
+	// CPU is the processor's model name and SIMD the compute path the
+	// default kernel's dispatch picked on it ("avx512f", "avx2-fma",
+	// "go"): every figure below depends on both.
+	CPU           string `json:"cpu"`
+	SIMD          string `json:"simd"`
 	Kernel        string `json:"kernel"`
 	Layers        int    `json:"layers"`
 	PackedBytes   int64  `json:"packed_bytes"`
@@ -114,6 +119,17 @@ type benchReport struct {
 	ColdPackMS       float64 `json:"cold_pack_ms"`
 	ColdCommitMS     float64 `json:"cold_commit_ms"`
 	ColdOtherMS      float64 `json:"cold_other_ms"`
+	// ColdLimitMS is the cold launch's floor, measured in the same run,
+	// alternating with the cold launches: the same bytes read, packed by
+	// the same kernel and written to one new file (pwrite, fdatasync) with
+	// no cache logic. ColdToLimit is ColdMS / ColdLimitMS.
+	ColdLimitMS float64 `json:"cold_limit_ms"`
+	ColdToLimit float64 `json:"cold_to_limit"`
+	// WarmLoadCoreMS is the core of a warm load by file format ("v2",
+	// "v3"), what ExecuTorch's loader does too: Open, InitializeForProgram
+	// and a LookUp of every layer, on the file in the page cache, without
+	// prefault; the median of cycles alternating the formats.
+	WarmLoadCoreMS map[string]float64 `json:"warm_load_core_ms"`
 
 	LookupNS      float64 `json:"lookup_ns"`
 	LookupsPerSec float64 `json:"lookups_per_sec"`
@@ -277,7 +293,8 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	}
 	var defaults runtime.LaunchConfig
 	rep := &benchReport{
-		Preset: preset, Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
+		Preset: preset, CPU: cpuModel(), SIMD: k.ComputePath(), WarmLoadCoreMS: map[string]float64{},
+		Kernel: k.Name(), Layers: p.NumLayers(), Runs: b.runs,
 		DefaultPolicy:  runtime.DefaultVerifyData.String(),
 		WarmMSByPolicy: map[string]float64{}, WarmSpeedupByPolicy: map[string]float64{},
 		WarmFirstOutputMSByPolicy: map[string]float64{}, WarmFirstOutputMSByPrefault: map[string]float64{},
@@ -330,21 +347,31 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 	}
 
 	// Cold: no file before each launch.
-	var coldInit, coldRun, coldRead, coldPack, coldCommit, coldOther []time.Duration
+	var coldInit, coldRun, coldRead, coldPack, coldCommit, coldOther, coldLim []time.Duration
 	for i := range b.runs {
 		r, err := b.cold(cfg, p.NumLayers())
 		if err != nil {
 			return nil, err
 		}
+		lim, err := coldLimit(b.path+".limit", p, k)
+		if err != nil {
+			return nil, err
+		}
+		coldLim = append(coldLim, lim)
 		coldInit, coldRun = append(coldInit, r.InitTime), append(coldRun, r.RunTime)
 		coldRead, coldPack, coldCommit = append(coldRead, r.SourceTime), append(coldPack, r.PackTime), append(coldCommit, r.FinalizeTime)
 		coldOther = append(coldOther, r.InitTime-r.SourceTime-r.PackTime-r.FinalizeTime)
 		rep.MemoryMeasured, rep.DirtyBytesFileMode, rep.MappedRSSBytesFileMode = r.MemoryMeasured, r.MappedDirty, r.MappedRSS
-		b.progress("cold %d/%d: init %v, run %v", i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond))
+		b.progress("cold %d/%d: init %v, run %v, limit %v", i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond), lim.Round(time.Microsecond))
 	}
+	rep.ColdLimitMS = msOf(median(coldLim))
 	rep.ColdMS, rep.ColdRunMS = msOf(median(coldInit)), msOf(median(coldRun))
 	rep.ColdReadMS, rep.ColdPackMS = msOf(median(coldRead)), msOf(median(coldPack))
 	rep.ColdCommitMS, rep.ColdOtherMS = msOf(median(coldCommit)), msOf(median(coldOther))
+	rep.ColdToLimit = ratio(rep.ColdMS, rep.ColdLimitMS)
+	if err := b.warmLoadCore(rep, cfg, p.NumLayers()); err != nil {
+		return nil, err
+	}
 
 	// Warm, once per verification policy, against the last cold file.
 	for _, pol := range verifyPolicies {
@@ -805,9 +832,12 @@ func privateDirty() (int64, error) {
 
 func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "preset %s: %d layers, %d packed bytes, kernel %s, median of %d launches\n", r.Preset, r.Layers, r.PackedBytes, r.Kernel, r.Runs)
+	fmt.Fprintf(w, "cpu %s, simd %s\n", r.CPU, r.SIMD)
 	fmt.Fprintf(w, "program file     %10d bytes, read and parsed in %.2f ms before the launches\n", r.ProgramFileBytes, r.ProgramLoadMS)
 	fmt.Fprintf(w, "cold init        %10.2f ms   (run %.2f ms) = read %.2f + pack %.2f + commit %.2f + other %.2f ms\n",
 		r.ColdMS, r.ColdRunMS, r.ColdReadMS, r.ColdPackMS, r.ColdCommitMS, r.ColdOtherMS)
+	fmt.Fprintf(w, "cold limit       %10.2f ms   (read, pack, pwrite, fdatasync; no cache)  cold/limit %.2fx\n", r.ColdLimitMS, r.ColdToLimit)
+	fmt.Fprintf(w, "warm load core   v2 %.3f ms, v3 %.3f ms   (open, initialize, look-ups; no prefault)\n", r.WarmLoadCoreMS["v2"], r.WarmLoadCoreMS["v3"])
 	fmt.Fprintf(w, "warm init        %10.2f ms   (run %.2f ms, steady %.2f ms)  cold/warm init %.1fx, data verification %s\n",
 		r.WarmMS, r.WarmRunMS, r.WarmSteadyRunMS, r.WarmSpeedup, r.DefaultPolicy)
 	fmt.Fprintf(w, "warm first output (init+run): %s/off %.2fx, %s/steady run %.2fx\n",

@@ -83,6 +83,9 @@ func TestSimrunDefaultsAreTheLibrarys(t *testing.T) {
 	// its program's size (runtime.LockWaitFor), which the cache does not
 	// know; simrun's --lock-wait auto is the runtime's zero.
 	want.LockWait = runtime.LockWaitFor(cfg.Program)
+	// A launch reuses one staging buffer (cache.Options.ReuseStaging): its
+	// backend never touches a reservation after the insert.
+	want.ReuseStaging = true
 	require.Equal(t, want, withDefaults(cfg), "simrun launch")
 	require.Equal(t, want, withDefaults(benchLaunchConfig(path, cfg.Program, cfg.Kernel)), "simrun bench")
 }

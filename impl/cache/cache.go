@@ -143,6 +143,11 @@ type Cache struct {
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
 	missReason        map[entryName]RepackReason
+	// nameBuf holds the v2 name of the key being looked up (indexed).
+	nameBuf []byte
+	// spare is a staging buffer whose bytes were written, for the next
+	// staged reservation that fits (Options.ReuseStaging); nil when none.
+	spare []byte
 
 	reservations map[*byte]*reservation
 	// inserted holds the reservations inserted since the last Finalize, so
@@ -216,6 +221,10 @@ func Open(opts Options) (*Cache, error) {
 		reservations:   map[*byte]*reservation{},
 		inserted:       map[*byte]struct{}{},
 		insertedStaged: map[uintptr]weak.Pointer[byte]{},
+	}
+	if opts.Format != spec.FormatV3 {
+		// Room for the usual v2 name, so look-ups do not grow it.
+		c.nameBuf = make([]byte, 0, 256)
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {

@@ -42,7 +42,9 @@ func (c *Cache) InitializeForProgram(program string) error {
 	c.blocked = reason
 	c.lastLookupUnnamed = false
 	if c.programs[program] == nil {
-		c.programs[program] = map[uint64]struct{}{}
+		// Sized for a program that uses every indexed entry, as a warm
+		// launch does: its look-ups then allocate nothing.
+		c.programs[program] = make(map[uint64]struct{}, len(c.byName))
 	}
 	return nil
 }
@@ -69,6 +71,7 @@ func (c *Cache) Finalize() error {
 	clear(c.reservations)
 	clear(c.inserted)
 	clear(c.insertedStaged)
+	c.spare = nil // not held past the program's packing (G5)
 	if !c.writable() {
 		return nil
 	}

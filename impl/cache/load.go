@@ -228,6 +228,13 @@ func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
 // configured format: taking that one spares rewriting the whole file for
 // entries it already holds (TestCarriedCopiesYieldToAnotherWritersConversion).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
+	if cf != nil && len(c.byName) == 0 && len(c.handles) == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
+		// First load (every warm launch): nothing to reconcile, so the
+		// file's entries are added as they are, without the name map the
+		// reconciliation needs (its building was half of a warm load's
+		// time). The parser has checked that no two have the same name.
+		return c.addCommitted(cf, f, cf.entries)
+	}
 	disk := map[entryName]spec.Entry{}
 	if cf != nil {
 		for _, d := range cf.entries {
@@ -261,17 +268,25 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		e.committed = false
 		c.unindex(e)
 	}
-	var add []spec.Entry
-	var end uint64
+	add := make([]spec.Entry, 0, len(disk))
 	for n, d := range disk {
 		if _, done := c.carriedNames[n]; done && c.otherFormat(cf) {
 			continue // carried already (and maybe adopted under its full key)
 		}
 		add = append(add, d)
-		end = max(end, d.End())
 	}
+	return c.addCommitted(cf, f, add)
+}
+
+// addCommitted indexes the committed entries add of cf, which this cache
+// does not hold, mapped read-only from f.
+func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) error {
 	if len(add) == 0 {
 		return nil
+	}
+	var end uint64
+	for _, d := range add {
+		end = max(end, d.End())
 	}
 	var mem []byte
 	if end > 0 {
@@ -295,7 +310,7 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 	}
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
-	var walk []*entry
+	walk := make([]*entry, 0, len(add))
 	for i, d := range add {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {

@@ -197,6 +197,17 @@ type Options struct {
 	// fewer page faults (docs/cache.md, "Staged writes"); stores through a
 	// mapping leave small ones.
 	MappedWrites bool
+	// ReuseStaging lets staged writes (MappedWrites off) reuse a staging
+	// buffer once its bytes are written: the next reservation that fits
+	// gets it, holding the bytes packed into it before, instead of a new
+	// zeroed buffer (a cold llama-1184 launch otherwise allocates and
+	// zeroes its 593 MB, which the collector then returns to the system).
+	// One buffer is kept, the largest inserted, until Finalize. Only for a
+	// caller that never touches a reserved buffer after its LookUpOrInsert
+	// and whose packer writes every byte of it, as XNNPACK's and the
+	// kernels' packers do: a second insert of a reused buffer would insert
+	// whatever the reservation it now belongs to holds.
+	ReuseStaging bool
 
 	_ struct{}
 }

@@ -48,13 +48,12 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 // find returns the current entry for k, checking its data on first use, or
 // nil and the reason of the miss.
 func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
-	n := c.name(k)
-	e := c.byName[n]
+	e := c.indexed(k)
 	if e == nil {
 		e = c.adoptCarried(k)
 	}
 	if e == nil {
-		if r, ok := c.missReason[n]; ok {
+		if r, ok := c.missReason[c.name(k)]; ok {
 			return nil, r
 		}
 		return nil, RepackNew
@@ -66,6 +65,18 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 		return nil, RepackCorrupt
 	}
 	return e, ""
+}
+
+// indexed returns the entry indexed under k's name, or nil. A v2 name (the
+// concatenation) is built in the cache's buffer, not in a new string: the
+// map is indexed with a conversion the compiler does not copy, so a hit
+// allocates nothing (TestLookUpAllocatesNothing).
+func (c *Cache) indexed(k spec.Key) *entry {
+	if c.opts.Format != spec.FormatV2 {
+		return c.byName[entryName{k.Weight, k.Bias}]
+	}
+	c.nameBuf = append(append(c.nameBuf[:0], k.Weight...), k.Bias...)
+	return c.byName[entryName{w: string(c.nameBuf)}]
 }
 
 // adoptCarried finds, for a v3 cache, an entry carried over from a v2 file
@@ -232,6 +243,9 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			// Its bytes equal what the caller just packed: as trusted as an
 			// entry this cache packed, so no later Bytes checks them
 			// (VerifyOnCompute), as the model's insert has it.
+			if r.region != nil && r.region.staged {
+				c.spareStaging(r.buf)
+			}
 			e.verified = true
 			c.ref(e)
 			c.refHolders(e)
@@ -255,6 +269,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 			rg, heapReason = nil, reason
 		} else {
 			data = mapped
+			c.spareStaging(r.buf)
 		}
 	}
 	e := c.newEntry(k, data)

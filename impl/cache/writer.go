@@ -243,7 +243,7 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 		// mapping leave small ones (docs/benchmarks.md, "Staged writes").
 		rg := &region{off: off, length: length, staged: true}
 		w.regions = append(w.regions, rg)
-		return alignedHeap(n), rg, ""
+		return c.stagingBuffer(n), rg, ""
 	}
 	m, err := w.f.Map(off, int(length), vfs.ProtReadWrite)
 	if err != nil {
@@ -258,6 +258,29 @@ func (c *Cache) reserveFile(n int) ([]byte, *region, HeapReason) {
 	rg := &region{m: m, off: off, length: length}
 	w.regions = append(w.regions, rg)
 	return m.Bytes()[:n:n], rg, ""
+}
+
+// stagingBuffer returns n bytes for a staged reservation: the spare buffer
+// when it fits (Options.ReuseStaging), else a new one. A reused buffer
+// keeps its capacity, so that it goes back to the spare whole: an append
+// past n stays in the cache's own buffer, which nothing else uses while it
+// is lent (clipping it made the spare shrink to the smallest layer, and
+// every larger one allocate again).
+func (c *Cache) stagingBuffer(n int) []byte {
+	if s := c.spare; cap(s) >= n {
+		c.spare = nil
+		return s[:n]
+	}
+	return alignedHeap(n)
+}
+
+// spareStaging keeps buf, a staged reservation's buffer whose bytes are
+// written, for the next staged reservation (Options.ReuseStaging): one
+// buffer, the larger, so the pool is bounded by the largest layer.
+func (c *Cache) spareStaging(buf []byte) {
+	if c.opts.ReuseStaging && cap(buf) > cap(c.spare) {
+		c.spare = buf[:0]
+	}
 }
 
 // writeStaged writes packed, the bytes a packer left in a staged

@@ -194,6 +194,9 @@ func (cfg LaunchConfig) CacheOptions() (cache.Options, error) {
 		ReplaceForeign: cfg.ReplaceForeign, ReadOnly: cfg.ReadOnly,
 		DisablePrefault: cfg.DisablePrefault, DisableVerifyAhead: cfg.DisableVerifyAhead, AllocateAhead: cfg.AllocateAhead,
 		MappedWrites: cfg.MappedWrites,
+		// The backend never touches a reservation after its insert, and
+		// the kernels' packers write every byte (kernels.Kernel.Pack).
+		ReuseStaging: true,
 	}, nil
 }
 

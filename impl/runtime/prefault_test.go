@@ -57,7 +57,8 @@ func TestLaunchPassesCacheOptions(t *testing.T) {
 	got, err := cfg.CacheOptions()
 	require.NoError(t, err)
 	want := cache.Options{Path: "/x/c.xpwc", Format: spec.FormatV2, LockWait: time.Second, VerifyData: cache.VerifyOnLoad,
-		ReplaceForeign: true, ReadOnly: true, DisablePrefault: true, DisableVerifyAhead: true, AllocateAhead: 7, MappedWrites: true}
+		ReplaceForeign: true, ReadOnly: true, DisablePrefault: true, DisableVerifyAhead: true, AllocateAhead: 7, MappedWrites: true,
+		ReuseStaging: true} // the backend never touches a reservation after its insert
 	require.Equal(t, want, got)
 }
 
@@ -93,10 +94,13 @@ func TestLaunchDefaultsAreTheCacheDefaults(t *testing.T) {
 	require.NoError(t, err)
 	got, err = got.WithDefaults()
 	require.NoError(t, err)
-	// The one setting a launch resolves itself: its lock wait comes from
+	// The settings a launch resolves itself: its lock wait comes from
 	// its program's size (LockWaitFor), which the cache does not know.
 	require.Equal(t, MinLockWait, got.LockWait)
-	want, err := cache.Options{Path: "/x/c.xpwc", LockWait: MinLockWait}.WithDefaults()
+	// and its staging buffer, reused because the backend never touches a
+	// reservation after its insert (cache.Options.ReuseStaging).
+	require.True(t, got.ReuseStaging)
+	want, err := cache.Options{Path: "/x/c.xpwc", LockWait: MinLockWait, ReuseStaging: true}.WithDefaults()
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, DefaultVerifyData, got.VerifyData)
