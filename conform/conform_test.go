@@ -241,8 +241,8 @@ func TestReasonFromShrunkRun(t *testing.T) {
 
 // TestExecuTorchPortSuiteAlone: the suite alone through the port of
 // ExecuTorch's cache, claiming only seeds: each scenario runs up to its
-// first step that needs more (none of 0 steps holds), and I1, I3, I5 and
-// I8 are broken, each by a named scenario whose evidence names it; no
+// first step that needs more (none of 0 steps holds), and I1, I3, I4, I5
+// and I8 are broken, each by a named scenario whose evidence names it; no
 // broken run names I2 or I13, which a cache without checksums is not
 // held to.
 func TestExecuTorchPortSuiteAlone(t *testing.T) {
@@ -269,11 +269,48 @@ func TestExecuTorchPortSuiteAlone(t *testing.T) {
 			broken[c.ID] = c.By
 		}
 	}
-	for _, id := range []spec.InvariantID{spec.InvNoStaleHit, spec.InvCommitSurvives, spec.InvNoIdleWrite, spec.InvNoSIGBUS} {
+	for _, id := range []spec.InvariantID{spec.InvNoStaleHit, spec.InvCommitSurvives, spec.InvConverge, spec.InvNoIdleWrite, spec.InvNoSIGBUS} {
 		require.NotEmpty(t, broken[string(id)], "%s not broken by a named scenario", id)
 		t.Logf("%s broken by %v", id, broken[string(id)])
 	}
-	t.Logf("I4 broken by %v", broken[string(spec.InvConverge)])
+}
+
+// TestRepackToHeapNamesI4: a cache that sends a re-pack to the heap after
+// loading the file, where the reference appends it to the file, is judged
+// by what the trace shows: the reservation's heap placement breaks I4,
+// with a why that says so, not a divergence no invariant covers.
+func TestRepackToHeapNamesI4(t *testing.T) {
+	fs, err := sim.Scenarios()
+	require.NoError(t, err)
+	var pick []sim.File
+	for _, f := range fs {
+		if f.Name == "g3-repack-of-loaded-file-persists" || f.Name == "bug-repack-to-heap" {
+			pick = append(pick, f)
+		}
+	}
+	require.Len(t, pick, 2)
+	cmd := Command{Argv: []string{adapter(t), "--design", "repack-to-heap"}}
+	rep, err := Run(Options{Command: cmd, Scenarios: pick})
+	require.NoError(t, err)
+	judged := 0
+	for _, s := range rep.Scenarios {
+		if s.Verdict == Skipped { // the variant's file itself runs on the model alone
+			continue
+		}
+		judged++
+		require.Equal(t, Broken, s.Verdict, "%s: %s", s.Name, s.Reason)
+		require.Empty(t, s.Uncovered, s.Name)
+		require.Contains(t, s.Broke, string(spec.InvConverge), s.Name)
+		var why string
+		for _, f := range s.Evidence {
+			if f.ID == spec.InvConverge {
+				why = f.Why
+			}
+		}
+		require.Contains(t, why, "placed the re-pack on the heap after a load", s.Name)
+		require.Contains(t, why, "reserve proc=", s.Name)
+	}
+	require.Equal(t, 2, judged)
 }
 
 // TestTruncationJudgedWithTheResult: an init whose load word differs from
@@ -404,4 +441,27 @@ func TestForeignFindsNoIndex(t *testing.T) {
 		}
 	}
 	require.True(t, found, "no foreign write found the file without an index")
+}
+
+// TestHeapRepackReasons: a heap placement the reference also allows (a
+// busy lock, no cache path) is not I4's evidence, nor is a heap placement
+// the model makes too; one with no such reason is, worded by whether the
+// process loaded the file.
+func TestHeapRepackReasons(t *testing.T) {
+	op := spec.Op{Kind: spec.OpReserve, Proc: 1, Name: 0}
+	file := spec.Result{Place: spec.PlaceFile}
+	for _, r := range []spec.Reason{spec.ReasonLockBusy, spec.ReasonNoPath} {
+		_, ok := heapRepack(op, file, spec.Result{Place: spec.PlaceHeap, Reason: r}, true)
+		require.False(t, ok, "reason %v", r)
+	}
+	heap := spec.Result{Place: spec.PlaceHeap}
+	_, ok := heapRepack(op, heap, heap, true)
+	require.False(t, ok, "the model places it on the heap too")
+	f, ok := heapRepack(op, file, heap, true)
+	require.True(t, ok)
+	require.Equal(t, spec.InvConverge, f.ID)
+	require.Contains(t, f.Why, "after a load")
+	f, ok = heapRepack(op, file, spec.Result{Place: spec.PlaceHeap, Reason: spec.ReasonDesign}, false)
+	require.True(t, ok)
+	require.NotContains(t, f.Why, "after a load")
 }

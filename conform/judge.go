@@ -122,6 +122,9 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 		if checksums && op.Kind == spec.OpCompute && want.Checked && !got.Checked && !got.Failed {
 			add(spec.InvNoUncheckedUse, fmt.Sprintf("%s computed from bytes this instance neither packed nor checked (the cache claims checksums)", op))
 		}
+		if f, ok := heapRepack(op, want, got, prev.Procs[op.Proc].LoadFlag); ok {
+			add(f.ID, f.Why)
+		}
 		if op.Kind == spec.OpInit && want.Load == spec.LoadOK && refused(got.Load) && prev.GhostValid {
 			add(spec.InvCommitSurvives, fmt.Sprintf("%s found load=%s where the last commit left a loadable index (model: load=ok)", op, got.Load))
 		}
@@ -138,6 +141,26 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 		add(spec.InvNoSIGBUS, fmt.Sprintf("%s %s: a process mapping the cut bytes takes SIGBUS", div.Op, t.Cache))
 	}
 	return out
+}
+
+// heapRepack judges a reservation the reference places in the file and
+// the cache on the heap, with no reason the reference also allows (a busy
+// lock, no path): a heap packing is never persisted, so the launch after
+// this one misses it and packs it again (I4). loaded is whether the
+// process's instance loaded the file, as ExecuTorch's loaded_from_disk_
+// instance does before it sends every re-pack to the heap.
+func heapRepack(op spec.Op, want, got spec.Result, loaded bool) (Finding, bool) {
+	if op.Kind != spec.OpReserve || want.Place != spec.PlaceFile || got.Place != spec.PlaceHeap {
+		return Finding{}, false
+	}
+	if got.Reason == spec.ReasonLockBusy || got.Reason == spec.ReasonNoPath {
+		return Finding{}, false
+	}
+	what := "the packing on the heap with no reason the reference allows"
+	if loaded {
+		what = "the re-pack on the heap after a load"
+	}
+	return Finding{ID: spec.InvConverge, Why: fmt.Sprintf("%s placed %s: nothing will persist it, so the next launch misses again", op, what)}, true
 }
 
 // unparsedAtForeign judges a foreign writer that found no index in the
