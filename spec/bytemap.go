@@ -118,3 +118,34 @@ func Garbage(rs []Range) int64 {
 	}
 	return n
 }
+
+// Space splits the bytes of a byte map that hold no live data into garbage
+// and padding, for a reader: padding is what alignment alone left unused,
+// garbage what was dropped. Padding is the padding ranges of live entries
+// and, where a dead range no earlier save's index or trailer is found in
+// (ExplainDead names those) directly follows a live entry, its bytes up to
+// the next align boundary: an appended file starts its index on a page, so
+// this gap never held an entry. Garbage is every other dead byte: stale and
+// never committed packings, superseded indexes and trailers, torn appends.
+//
+// Garbage (what a rewrite would not keep, which decides compaction) counts
+// that gap too, since a rewrite puts the index right after the entry:
+// Garbage(rs) = garbage + the gap, and the gap is at most align-1 bytes
+// after each live entry.
+func Space(rs []Range, align int64) (garbage, padding int64) {
+	afterLive := false
+	for _, r := range rs {
+		switch {
+		case r.Kind == RangePadding:
+			padding += r.Len
+		case r.Kind == RangeDead && afterLive && r.Name == "" && align > 0:
+			gap := min((r.Off+align-1)/align*align-r.Off, r.Len)
+			padding += gap
+			garbage += r.Len - gap
+		case r.Kind == RangeDead:
+			garbage += r.Len
+		}
+		afterLive = r.Kind == RangeData || (r.Kind == RangePadding && afterLive)
+	}
+	return garbage, padding
+}

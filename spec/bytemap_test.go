@@ -383,3 +383,35 @@ func TestExplainDeadV2Trailers(t *testing.T) {
 		require.Equal(t, tc.want, rs, tc.name)
 	}
 }
+
+// TestSpaceSplitsPaddingFromGarbage: one save leaves no garbage, only
+// padding, though a rewrite would free the gap before the index (Garbage);
+// a second save that replaces entries leaves garbage.
+func TestSpaceSplitsPaddingFromGarbage(t *testing.T) {
+	ws := spectest.Weights(3, 5000, 1)
+	v2, _ := spectest.BuildV2(4096, ws)
+	pv2, err := spec.ParseV2(bytes.NewReader(v2), int64(len(v2)))
+	require.NoError(t, err)
+	g, p := spec.Space(spec.MapV2(pv2), spec.V2Alignment)
+	require.Zero(t, g)
+	require.Equal(t, int64(3*(8192-5000)), p, "every entry's page padding, the last one's gap included")
+	require.Equal(t, int64(8192-5000), spec.Garbage(spec.MapV2(pv2)))
+
+	b := spectest.NewV3(4096)
+	b.Save(ws[:2])
+	one, err := spec.ParseV3(bytes.NewReader(b.File), int64(len(b.File)))
+	require.NoError(t, err)
+	g, p = spec.Space(spec.MapV3(one), 4096)
+	require.Zero(t, g)
+	require.Positive(t, p)
+
+	b.Save(spectest.Weights(3, 700, 2))
+	two, err := spec.ParseV3(bytes.NewReader(b.File), int64(len(b.File)))
+	require.NoError(t, err)
+	rs, err := spec.ExplainDead(spec.MapV3(two), bytes.NewReader(b.File), spec.FormatV3)
+	require.NoError(t, err)
+	g, p = spec.Space(rs, 4096)
+	require.GreaterOrEqual(t, g, int64(2*5000), "the replaced entries are garbage")
+	sum := checkPartition(t, rs, two.Size)
+	require.Equal(t, sum[spec.RangeDead]+sum[spec.RangePadding], g+p, "every unused byte is one or the other")
+}

@@ -17,21 +17,28 @@ import (
 // as is. Fingerprints, sources and CRCs are hex strings so JSON readers that
 // use float64 do not round them; seeds, offsets and sizes are numbers.
 type inspectReport struct {
-	Path         string         `json:"path"`
-	Valid        bool           `json:"valid"`
-	Format       string         `json:"format"`
-	Version      uint32         `json:"version"`
-	Size         int64          `json:"size"`
-	PageSize     int            `json:"page_size,omitempty"`
-	Generation   uint64         `json:"generation,omitempty"`
-	Error        string         `json:"error"`
-	Problems     []problem      `json:"problems"`
-	Slots        []slotReport   `json:"slots,omitempty"`
-	Entries      []entryReport  `json:"entries"`
-	LiveBytes    uint64         `json:"live_bytes"`
-	GarbageBytes uint64         `json:"garbage_bytes"`
-	Footer       *spec.V2Footer `json:"v2_footer,omitempty"`
-	Index        *indexLocation `json:"index,omitempty"`
+	Path         string        `json:"path"`
+	Valid        bool          `json:"valid"`
+	Format       string        `json:"format"`
+	Version      uint32        `json:"version"`
+	Size         int64         `json:"size"`
+	PageSize     int           `json:"page_size,omitempty"`
+	Generation   uint64        `json:"generation,omitempty"`
+	Error        string        `json:"error"`
+	Problems     []problem     `json:"problems"`
+	Slots        []slotReport  `json:"slots,omitempty"`
+	Entries      []entryReport `json:"entries"`
+	LiveBytes    uint64        `json:"live_bytes"`
+	GarbageBytes uint64        `json:"garbage_bytes"`
+	// PaddingBytes is what alignment alone left unused (spec.Space), apart
+	// from the garbage of dropped data. ReclaimableBytes is what a rewrite
+	// would not keep (spec.Garbage): the garbage and the padding before an
+	// appended index, the cache's own count (launch's garbage_bytes) that
+	// decides compaction (G4).
+	PaddingBytes     uint64         `json:"padding_bytes"`
+	ReclaimableBytes uint64         `json:"reclaimable_bytes"`
+	Footer           *spec.V2Footer `json:"v2_footer,omitempty"`
+	Index            *indexLocation `json:"index,omitempty"`
 	// ExecuTorch is, for a v2 file, what ExecuTorch's own loader would do
 	// with it (spec.ExecuTorchLoad): its rules are looser than ParseV2's,
 	// and a file it rejects it truncates.
@@ -248,7 +255,8 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	}
 	rep.Map = toMap(m)
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
-	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
+	rep.LiveBytes = v.LiveBytes
+	rep.space(m, spec.V2Alignment)
 	for _, en := range v.Entries {
 		sum, err := entrySHA256(r, en)
 		if err != nil {
@@ -322,7 +330,8 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	rep.PageSize = v.PageSize
 	rep.Generation = v.Commit.Generation
 	rep.Index = &indexLocation{Offset: v.Commit.IndexOff, Length: v.Commit.IndexLen, CRC: fmt.Sprintf("0x%08x", v.Commit.IndexCRC)}
-	rep.LiveBytes, rep.GarbageBytes = v.LiveBytes, uint64(spec.Garbage(m))
+	rep.LiveBytes = v.LiveBytes
+	rep.space(m, int64(v.PageSize))
 	// A slot passed over for a newer one is a problem worth naming only
 	// when it failed a check, not when it is merely older.
 	for pos, se := range v.SlotErrors {
@@ -444,7 +453,8 @@ func printInspect(w io.Writer, rep *inspectReport) error {
 			return err
 		}
 		if !rep.EntriesBeforeError {
-			fmt.Fprintf(w, "live:     %d bytes\ngarbage:  %d bytes\n", rep.LiveBytes, rep.GarbageBytes)
+			fmt.Fprintf(w, "live:     %d bytes\ngarbage:  %d bytes\npadding:  %d bytes\nrewrite:  frees %d bytes\n",
+				rep.LiveBytes, rep.GarbageBytes, rep.PaddingBytes, rep.ReclaimableBytes)
 		}
 	}
 	for _, p := range rep.Problems {
@@ -485,4 +495,11 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// space fills the report's garbage, padding and reclaimable bytes from the
+// file's byte map, dead ranges explained, and its page size.
+func (rep *inspectReport) space(m []spec.Range, align int64) {
+	g, p := spec.Space(m, align)
+	rep.GarbageBytes, rep.PaddingBytes, rep.ReclaimableBytes = uint64(g), uint64(p), uint64(spec.Garbage(m))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,8 +86,45 @@ func TestInspectV3Valid(t *testing.T) {
 			padding += uint64(m.Length)
 		}
 	}
-	assert.Equal(t, dead, rep.GarbageBytes)
-	assert.Equal(t, uint64(len(b.File))-16384-rep.Index.Length-rep.LiveBytes, rep.GarbageBytes+padding)
+	assert.Equal(t, dead, rep.ReclaimableBytes, "what a rewrite frees is the map's dead ranges")
+	assert.Equal(t, dead+padding, rep.GarbageBytes+rep.PaddingBytes, "padding moves only what alignment left unused out of garbage")
+	assert.Equal(t, uint64(len(b.File))-16384-rep.Index.Length-rep.LiveBytes, rep.GarbageBytes+rep.PaddingBytes)
+}
+
+// TestInspectPaddingIsNotGarbage: a file a launch just created, which
+// nothing was ever dropped from, has no garbage, only page padding (the gap
+// before its page-aligned index included); what a rewrite would free is
+// still the cache's own count, launch's garbage_bytes. A file whose entries
+// were replaced has garbage.
+func TestInspectPaddingIsNotGarbage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.cache")
+	var out, errOut bytes.Buffer
+	code := run(&env{stdout: &out, stderr: &errOut}, []string{"launch", "--cache", path, "--json"})
+	require.Equal(t, exitOK, code, errOut.String())
+	var launch struct {
+		GarbageBytes int64 `json:"garbage_bytes"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &launch))
+
+	code, js, errStr := runInspect(t, path, "--json")
+	require.Equal(t, exitOK, code, errStr)
+	rep := decodeReport(t, js)
+	assert.Zero(t, rep.GarbageBytes, "nothing was dropped from a new file")
+	assert.Positive(t, rep.PaddingBytes, "entries are page-aligned")
+	assert.Positive(t, rep.ReclaimableBytes, "a rewrite puts the index right after the last entry")
+	assert.Equal(t, uint64(launch.GarbageBytes), rep.ReclaimableBytes, "inspect's reclaimable bytes are the cache's garbage count")
+	code, text, _ := runInspect(t, path)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, text, "garbage:  0 bytes\n")
+	assert.Contains(t, text, fmt.Sprintf("padding:  %d bytes\n", rep.PaddingBytes))
+
+	b := spectest.NewV3(4096)
+	b.Save(spectest.Weights(3, 1000, 1))
+	b.Save(spectest.Weights(2, 500, 2)) // replaces two entries
+	code, js, _ = runInspect(t, writeFile(t, b.File), "--json")
+	require.Equal(t, exitOK, code)
+	rep = decodeReport(t, js)
+	assert.GreaterOrEqual(t, rep.GarbageBytes, uint64(2*1000), "the replaced entries are garbage")
 }
 
 func TestInspectV2Valid(t *testing.T) {
