@@ -96,6 +96,23 @@ var benchGoals = []benchGoal{
 		}
 		return fmt.Sprintf("%s = %.0f + %.0f + %.0f + %.0f", ms(v[0]), v[1], v[2], v[3], v[4]), nil
 	}, "", nil},
+	{"cold init / the same bytes read, packed and written to one new file (`cold_to_limit`)", func(r benchFields) (string, error) {
+		v, err := r.nums("cold_to_limit", "cold_limit_ms")
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("**%.2f** (limit %s)", v[0], ms(v[1])), nil
+	}, "≤ 1.25", func(r benchFields) (bool, error) { v, err := r.num("cold_to_limit"); return v <= 1.25, err }},
+	{"packing / copy bandwidth (`pack_to_copy_ratio`)", func(r benchFields) (string, error) {
+		v, err := r.nums("pack_to_copy_ratio", "pack_gbps", "copy_gbps")
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("**%.2f** (%.1f / %.1f GB/s)", v[0], v[1], v[2]), nil
+	}, "≥ 0.6", func(r benchFields) (bool, error) { v, err := r.num("pack_to_copy_ratio"); return v >= 0.6, err }},
+	{"warm load core, v2 / v3 (`warm_load_core_ms`: open, initialize, every look-up)", func(r benchFields) (string, error) {
+		return r.msOf("warm_load_core_ms", "v2", "v3")
+	}, "", nil},
 	{"warm init, default policy (`warm_ms`); cold / warm", func(r benchFields) (string, error) {
 		v, err := r.nums("warm_ms", "warm_speedup")
 		if err != nil {
