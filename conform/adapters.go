@@ -45,13 +45,7 @@ func GoAdapter(design string) (Adapter, error) {
 	if design == v2Design {
 		a.Name, a.Format = "xpwc-go/"+design, "v2"
 		a.Capabilities = slices.DeleteFunc(a.Capabilities, func(c string) bool { return c == CapFormatV3 })
-		a.Open = func(path string, fsys vfs.FS) (sim.Instance, error) {
-			c, err := cache.Open(cache.Options{Path: path, FS: fsys, Format: spec.FormatV2, DisablePrefault: true})
-			if err != nil {
-				return nil, err
-			}
-			return sim.GoInstance(c), nil
-		}
+		a.Open = sim.OpenGoWith(cache.Options{Format: spec.FormatV2})
 		return a, nil
 	}
 	wrap, ok := variants[design]
@@ -89,16 +83,9 @@ const v2Design = "no-commit-point"
 // policies serve the cache under a verification policy: on-compute (the
 // runtime's default, correct) and compute-unchecked (the reads of the
 // on-compute policy without their check: the cache with data checks off).
-//
-// Neither runs the prefault goroutine, as sim's in-process cache does not:
-// verifying ahead checks entries on its own schedule, so whether the
-// compute's read is the one that checks would depend on timing, not on
-// the ops the model sees (since the zero Options turned it on, it made
-// the on-compute adapter report no check where the walk had checked first:
-// 23 broken verdicts in the suite).
 var policies = map[string]cache.Options{
-	"on-compute":        {VerifyData: cache.VerifyOnCompute, DisablePrefault: true},
-	"compute-unchecked": {VerifyData: cache.VerifyOff, DisablePrefault: true},
+	"on-compute":        {VerifyData: cache.VerifyOnCompute},
+	"compute-unchecked": {VerifyData: cache.VerifyOff},
 }
 
 // VariantNames lists the buggy designs GoAdapter serves besides the

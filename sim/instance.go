@@ -83,22 +83,21 @@ type Opener func(path string, fsys vfs.FS) (Instance, error)
 // OpenGo is the Opener of the in-process cache as the reference design
 // models it: data checked at the look-up that hands an entry out
 // (cache.VerifyOnFirstUse; the library's default checks at Bytes, which
-// the protocol's look-up does not call) and no prefault goroutine.
+// the protocol's look-up does not call).
 func OpenGo(path string, fsys vfs.FS) (Instance, error) {
-	c, err := cache.Open(cache.Options{Path: path, FS: fsys, VerifyData: cache.VerifyOnFirstUse, DisablePrefault: true})
-	if err != nil {
-		return nil, err
-	}
-	return GoInstance(c), nil
+	return OpenGoWith(cache.Options{VerifyData: cache.VerifyOnFirstUse})(path, fsys)
 }
 
 // OpenGoWith is the Opener of the in-process cache with opts, the path and
 // filesystem the harness gives replacing opts' own: the same cache under
-// another policy (cache.VerifyOnCompute, held to the same model).
+// another policy (cache.VerifyOnCompute, held to the same model) or
+// format. It never runs the prefault goroutine: verifying ahead checks
+// entries on its own schedule, so whether a look-up or a compute is the
+// one that checks would depend on timing, not on the ops the model sees.
 func OpenGoWith(opts cache.Options) Opener {
 	return func(path string, fsys vfs.FS) (Instance, error) {
 		o := opts
-		o.Path, o.FS = path, fsys
+		o.Path, o.FS, o.DisablePrefault = path, fsys, true
 		c, err := cache.Open(o)
 		if err != nil {
 			return nil, err

@@ -209,9 +209,8 @@ func (r *Runner) begin() error {
 	}
 	open := r.cfg.Open
 	if open == nil {
-		// No prefault goroutine: it changes when a check happens, not
-		// what the model observes, and would make runs less repeatable.
-		opts := cache.Options{VerifyData: r.cfg.VerifyData, DisablePrefault: true}
+		// OpenGoWith runs no prefault goroutine.
+		opts := cache.Options{VerifyData: r.cfg.VerifyData}
 		if opts.VerifyData == cache.VerifyDefault {
 			opts.VerifyData = cache.VerifyOnFirstUse
 		}
