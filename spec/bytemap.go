@@ -133,19 +133,47 @@ func Garbage(rs []Range) int64 {
 // Garbage(rs) = garbage + the gap, and the gap is at most align-1 bytes
 // after each live entry.
 func Space(rs []Range, align int64) (garbage, padding int64) {
-	afterLive := false
-	for _, r := range rs {
-		switch {
-		case r.Kind == RangePadding:
+	for _, r := range SpaceMap(rs, align) {
+		switch r.Kind {
+		case RangePadding:
 			padding += r.Len
-		case r.Kind == RangeDead && afterLive && r.Name == "" && align > 0:
-			gap := min((r.Off+align-1)/align*align-r.Off, r.Len)
-			padding += gap
-			garbage += r.Len - gap
-		case r.Kind == RangeDead:
+		case RangeDead:
 			garbage += r.Len
 		}
-		afterLive = r.Kind == RangeData || (r.Kind == RangePadding && afterLive)
 	}
 	return garbage, padding
+}
+
+// SpaceMap is the byte map as Space reads it, for a reader to see: the gap
+// Space counts as padding (an unnamed dead range directly after a live
+// entry, up to the next align boundary) is a padding range named after
+// that entry, merged with the entry's own padding range, and the rest of
+// the dead range stays dead. Its dead ranges sum to Space's garbage, its
+// padding ranges to Space's padding. Garbage must be given the map
+// SpaceMap was given, not its result: a rewrite frees that gap.
+func SpaceMap(rs []Range, align int64) []Range {
+	out := make([]Range, 0, len(rs))
+	afterLive, name := false, ""
+	for _, r := range rs {
+		if r.Kind == RangeDead && afterLive && r.Name == "" && align > 0 {
+			if gap := min((r.Off+align-1)/align*align-r.Off, r.Len); gap > 0 {
+				if last := &out[len(out)-1]; last.Kind == RangePadding && last.Off+last.Len == r.Off {
+					last.Len += gap
+				} else {
+					out = append(out, Range{Off: r.Off, Len: gap, Kind: RangePadding, Name: name})
+				}
+				r.Off, r.Len = r.Off+gap, r.Len-gap
+			}
+			if r.Len == 0 {
+				afterLive = false
+				continue
+			}
+		}
+		out = append(out, r)
+		afterLive = r.Kind == RangeData || (r.Kind == RangePadding && afterLive)
+		if r.Kind == RangeData {
+			name = r.Name
+		}
+	}
+	return out
 }

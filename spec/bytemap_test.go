@@ -415,3 +415,44 @@ func TestSpaceSplitsPaddingFromGarbage(t *testing.T) {
 	sum := checkPartition(t, rs, two.Size)
 	require.Equal(t, sum[spec.RangeDead]+sum[spec.RangePadding], g+p, "every unused byte is one or the other")
 }
+
+// TestSpaceMapShowsTheGapAsPadding: SpaceMap partitions the file like the
+// map it is given, its dead and padding ranges sum to Space's garbage and
+// padding, and the gap before an index appended on the next page is a
+// padding range named after the entry before it, not dead.
+func TestSpaceMapShowsTheGapAsPadding(t *testing.T) {
+	ws := spectest.Weights(3, 5000, 1)
+	v2, _ := spectest.BuildV2(4096, ws)
+	pv2, err := spec.ParseV2(bytes.NewReader(v2), int64(len(v2)))
+	require.NoError(t, err)
+	b := spectest.NewV3(4096)
+	b.Save(ws[:2])
+	b.Save(spectest.Weights(3, 700, 2))
+	two, err := spec.ParseV3(bytes.NewReader(b.File), int64(len(b.File)))
+	require.NoError(t, err)
+	rs3, err := spec.ExplainDead(spec.MapV3(two), bytes.NewReader(b.File), spec.FormatV3)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		rs    []spec.Range
+		size  int64
+		align int64
+	}{{"v2", spec.MapV2(pv2), pv2.Size, spec.V2Alignment}, {"v3 two saves", rs3, two.Size, 4096}} {
+		shown := spec.SpaceMap(tc.rs, tc.align)
+		sum := checkPartition(t, shown, tc.size)
+		g, p := spec.Space(tc.rs, tc.align)
+		require.Equal(t, g, sum[spec.RangeDead], tc.name)
+		require.Equal(t, p, sum[spec.RangePadding], tc.name)
+		for i, r := range shown {
+			if r.Kind == spec.RangePadding {
+				require.Equal(t, spec.RangeData, shown[i-1].Kind, "%s: padding %+v follows its entry", tc.name, r)
+				require.Equal(t, shown[i-1].Name, r.Name, tc.name)
+			}
+		}
+	}
+	// v2: the last entry is followed by the index on the next page, with
+	// no padding range of its own in MapV2.
+	shown := spec.SpaceMap(spec.MapV2(pv2), spec.V2Alignment)
+	last := shown[len(shown)-3]
+	require.Equal(t, spec.Range{Off: 16384 + 5000, Len: 8192 - 5000, Kind: spec.RangePadding, Name: ws[2].Key.Weight}, last)
+}

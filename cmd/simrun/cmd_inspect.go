@@ -253,7 +253,6 @@ func inspectV2(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	if err != nil {
 		return err
 	}
-	rep.Map = toMap(m)
 	rep.Index = &indexLocation{Offset: v.IndexStart, Length: uint64(size) - spec.V2FooterSize - v.IndexStart}
 	rep.LiveBytes = v.LiveBytes
 	rep.space(m, spec.V2Alignment)
@@ -326,7 +325,6 @@ func inspectV3(rep *inspectReport, r io.ReaderAt, size int64, p spec.Parser) err
 	if err != nil {
 		return err
 	}
-	rep.Map = toMap(m)
 	rep.PageSize = v.PageSize
 	rep.Generation = v.Commit.Generation
 	rep.Index = &indexLocation{Offset: v.Commit.IndexOff, Length: v.Commit.IndexLen, CRC: fmt.Sprintf("0x%08x", v.Commit.IndexCRC)}
@@ -497,9 +495,15 @@ func dash(s string) string {
 	return s
 }
 
-// space fills the report's garbage, padding and reclaimable bytes from the
-// file's byte map, dead ranges explained, and its page size.
+// space fills the report's map, garbage, padding and reclaimable bytes
+// from the file's byte map, dead ranges explained, and its page size. The
+// map shown is spec.SpaceMap's, so its dead ranges are the garbage and its
+// padding ranges the padding; what a rewrite frees is counted on the map
+// as the parser laid it out (spec.Garbage), where the gap before an
+// appended index is dead.
 func (rep *inspectReport) space(m []spec.Range, align int64) {
+	shown := spec.SpaceMap(m, align)
+	rep.Map = toMap(shown)
 	g, p := spec.Space(m, align)
 	rep.GarbageBytes, rep.PaddingBytes, rep.ReclaimableBytes = uint64(g), uint64(p), uint64(spec.Garbage(m))
 }

@@ -72,8 +72,9 @@ func TestInspectV3Valid(t *testing.T) {
 		assert.Equal(t, uint64(1000+500+500), rep.LiveBytes)
 		assert.GreaterOrEqual(t, rep.GarbageBytes, uint64(2*16384), "replaced regions and the old index are garbage")
 	}
-	// Garbage is the map's dead ranges; with the live entries' padding it is
-	// everything outside the header, the index and the live data.
+	// The map's dead ranges are the garbage and its padding ranges the
+	// padding (spec.SpaceMap); together they are everything outside the
+	// header, the index and the live data.
 	code, out, _ = runInspect(t, path, "--json", "--map")
 	require.Equal(t, exitOK, code)
 	rep := decodeReport(t, out)
@@ -86,8 +87,9 @@ func TestInspectV3Valid(t *testing.T) {
 			padding += uint64(m.Length)
 		}
 	}
-	assert.Equal(t, dead, rep.ReclaimableBytes, "what a rewrite frees is the map's dead ranges")
-	assert.Equal(t, dead+padding, rep.GarbageBytes+rep.PaddingBytes, "padding moves only what alignment left unused out of garbage")
+	assert.Equal(t, dead, rep.GarbageBytes, "the map's dead ranges are the garbage")
+	assert.Equal(t, padding, rep.PaddingBytes, "the map's padding ranges are the padding, the gap before the index included")
+	assert.LessOrEqual(t, rep.GarbageBytes, rep.ReclaimableBytes, "a rewrite also frees any gap before an appended index")
 	assert.Equal(t, uint64(len(b.File))-16384-rep.Index.Length-rep.LiveBytes, rep.GarbageBytes+rep.PaddingBytes)
 }
 
@@ -113,6 +115,19 @@ func TestInspectPaddingIsNotGarbage(t *testing.T) {
 	assert.Positive(t, rep.PaddingBytes, "entries are page-aligned")
 	assert.Positive(t, rep.ReclaimableBytes, "a rewrite puts the index right after the last entry")
 	assert.Equal(t, uint64(launch.GarbageBytes), rep.ReclaimableBytes, "inspect's reclaimable bytes are the cache's garbage count")
+	// --map shows the same split: no dead range in a new file, the gap
+	// before the index a padding range of the last entry.
+	code, js, _ = runInspect(t, path, "--json", "--map")
+	require.Equal(t, exitOK, code)
+	var padding uint64
+	for _, m := range decodeReport(t, js).Map {
+		assert.NotEqual(t, string(spec.RangeDead), m.Kind, "range %+v of a new file", m)
+		if m.Kind == string(spec.RangePadding) {
+			assert.NotEmpty(t, m.Name, "padding is named after its entry")
+			padding += uint64(m.Length)
+		}
+	}
+	assert.Equal(t, rep.PaddingBytes, padding)
 	code, text, _ := runInspect(t, path)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, text, "garbage:  0 bytes\n")
