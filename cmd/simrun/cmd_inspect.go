@@ -121,9 +121,12 @@ type entryReport struct {
 // it loads, every entry, and every problem by name. Exit 0 valid, 1 invalid
 // or unreadable, 2 usage.
 func cmdInspect(e *env, args []string) int {
-	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json] [--map] [--max-index-bytes N]")
+	fs := newFlagSet(e, "inspect", "simrun inspect FILE [--json] [--map] [--max-index-bytes N]",
+		"       simrun inspect FILE --svg > FILE.svg",
+		"  --svg draws the byte map (what --map lists) as a picture, to stdout like every other output")
 	asJSON := fs.Bool("json", false, "print a JSON report instead of text")
 	withMap := fs.Bool("map", false, "also list every byte range of the file, in order, with what it holds")
+	asSVG := fs.Bool("svg", false, "draw the file's byte map as an SVG picture on stdout instead of the report (a valid cache file only)")
 	maxIndex := fs.Uint64("max-index-bytes", spec.DefaultMaxIndexBytes, "longest index to read, in `bytes`; a longer one is reported as ErrIndexTooLarge unread")
 	// Flags may come before or after FILE.
 	rest, ok := parseInterspersed(fs, args)
@@ -142,10 +145,16 @@ func cmdInspect(e *env, args []string) int {
 	if *maxIndex == 0 {
 		return usageError(e, "inspect", "--max-index-bytes 0 is out of range (want at least 1)")
 	}
+	if *asSVG && (*asJSON || *withMap) {
+		return usageError(e, "inspect", "--svg draws the map itself; it takes neither --json nor --map")
+	}
 	rep, err := inspectPath(path, spec.Parser{MaxIndexBytes: *maxIndex})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
 		return exitFor(err)
+	}
+	if *asSVG {
+		return inspectSVG(e, rep)
 	}
 	if !*withMap {
 		rep.Map = nil
@@ -163,6 +172,26 @@ func cmdInspect(e *env, args []string) int {
 	}
 	if !rep.Valid {
 		fmt.Fprintf(e.stderr, "simrun inspect: %s: %s\n", path, rep.Error)
+		return exitProblem
+	}
+	return exitOK
+}
+
+// inspectSVG draws a valid file's byte map. A file that is no cache file
+// at all is input inspect cannot use (exit 2); a cache file that fails its
+// checks is a finding (exit 1) whose report, not a picture, says why. Both
+// are one line on stderr and nothing on stdout.
+func inspectSVG(e *env, rep *inspectReport) int {
+	switch {
+	case rep.Format == spec.FormatUnknown.String():
+		fmt.Fprintf(e.stderr, "simrun inspect: %s: not a cache file (%s); nothing to draw\n", rep.Path, rep.Error)
+		return exitUsage
+	case !rep.Valid:
+		fmt.Fprintf(e.stderr, "simrun inspect: %s: %s; an invalid file has no byte map to draw (simrun inspect %s says why)\n", rep.Path, rep.Error, rep.Path)
+		return exitProblem
+	}
+	if err := writeSVG(e.stdout, rep); err != nil {
+		fmt.Fprintf(e.stderr, "simrun inspect: %v\n", err)
 		return exitProblem
 	}
 	return exitOK
