@@ -136,6 +136,11 @@ type Cache struct {
 	// (or found unusable) and look-ups see what it holds.
 	initialized bool
 	finalized   bool
+	// unreserved counts look-ups that missed and no reservation has
+	// followed yet: every packer reserves after its own miss, so after
+	// Finalize a reservation with none open is no re-pack and no late
+	// packer thread, and is refused (ErrNoMiss).
+	unreserved int
 	// unsaved are the file entries inserted since the last commit
 	// attempt; Close reports those still uncommitted (ErrUncommitted).
 	unsaved []*entry
@@ -246,6 +251,11 @@ func Open(opts Options) (*Cache, error) {
 		}
 		c.dir = filepath.Dir(c.opts.Path)
 		c.readOnly = o.ReadOnly
+		if o.CheckPath {
+			if err := c.checkPath(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if o.Format == spec.FormatUnknown {
 		// No format named: the file's is used once one is found

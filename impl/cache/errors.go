@@ -65,6 +65,12 @@ var (
 	// the file were never committed (no Finalize or Save after their
 	// insert): they are lost, and the next launch packs them again.
 	ErrUncommitted = errors.New("cache: packed entries were never committed")
+	// ErrNoMiss is matched by the *PathError ReserveSpace returns after
+	// Finalize when no look-up missed since the last reservation: a
+	// re-pack, and a packer thread that Finalize overtook, reserve after
+	// their own miss, so such a reservation packs nothing the program
+	// asked for. During initialization a reservation is never refused.
+	ErrNoMiss = errors.New("cache: ReserveSpace after Finalize with no look-up that missed")
 	// ErrOptionsMismatch is returned by Manager.Get when a live cache of the
 	// path was opened with different options.
 	ErrOptionsMismatch = errors.New("cache: options differ from the live cache of this path")

@@ -298,3 +298,49 @@ func TestG8RealDiskFull(t *testing.T) {
 	require.Positive(t, s.HeapBytes[cache.HeapAllocFailed])
 	t.Logf("file %d bytes, heap %d bytes, commit error: %v", s.FileBytes, s.HeapBytes[cache.HeapAllocFailed], s.CommitErr)
 }
+
+// Options.CheckPath: Open refuses a path that is a directory, or whose
+// directory is missing or a file, with a *PathError naming the cache file
+// (ErrNotRegular, ErrNoDirectory); a new file in an existing directory, an
+// existing cache file and a dangling link into an existing directory are
+// accepted. Without it Open accepts all of them and the first load
+// records the same typed error, packing to heap (G8): the directory is
+// refused as not-regular, with its path named.
+func TestCheckPathRefusesUnusablePathsAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	for _, tc := range []struct {
+		name, path string
+		want       error
+	}{
+		{"a directory", dir, cache.ErrNotRegular},
+		{"a missing directory", filepath.Join(dir, "no", "w.xpwc"), cache.ErrNoDirectory},
+		{"a file for a directory", filepath.Join(file, "w.xpwc"), cache.ErrNoDirectory},
+	} {
+		_, err := cache.Open(cache.Options{Path: tc.path, CheckPath: true})
+		require.ErrorIs(t, err, tc.want, tc.name)
+		var pe *cache.PathError
+		require.ErrorAs(t, err, &pe, tc.name)
+		require.Equal(t, tc.path, pe.Path, tc.name)
+		require.NotContains(t, err.Error(), ".lock", tc.name)
+
+		s := process(t, cache.Options{Path: tc.path}, keys(1, 1))
+		require.ErrorIs(t, s.LoadErr, tc.want, "%s: without CheckPath, recorded at the load", tc.name)
+		require.ErrorAs(t, s.LoadErr, &pe, tc.name)
+		require.Equal(t, tc.path, pe.Path, tc.name)
+	}
+	fresh := filepath.Join(dir, "new.xpwc")
+	c, err := cache.Open(cache.Options{Path: fresh, CheckPath: true})
+	require.NoError(t, err, "a new file in an existing directory")
+	require.Zero(t, launch(t, c, "P", keys(1, 1)))
+	require.NoError(t, c.Close())
+	c, err = cache.Open(cache.Options{Path: fresh, CheckPath: true})
+	require.NoError(t, err, "an existing cache file")
+	require.NoError(t, c.Close())
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "target.xpwc"), link))
+	c, err = cache.Open(cache.Options{Path: link, CheckPath: true})
+	require.NoError(t, err, "a dangling link: its target is the file to create")
+	require.NoError(t, c.Close())
+}

@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,56 @@ func TestInitializeLiveProgram(t *testing.T) {
 	require.NoError(t, c.DeleteProgram("P"))
 	require.NoError(t, c.InitializeForProgram("P"))
 	require.NoError(t, c.Finalize())
+}
+
+// After Finalize a reservation that no look-up asked for is refused:
+// ErrNoMiss in a *PathError naming the cache file. A re-pack (a look-up
+// that misses, then the reservation) gets space, and so does every packer
+// thread that missed before another thread's Finalize, however many: each
+// reservation follows its own miss. During initialization nothing is
+// refused.
+func TestReserveAfterFinalizeNeedsAMiss(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	c := open(t, opts)
+	ks := keys(12, 1)
+	require.NoError(t, c.InitializeForProgram("P"))
+	buf, err := c.ReserveSpace(64)
+	require.NoError(t, err, "during initialization")
+	_, err = c.LookUpOrInsert(ks[0], buf)
+	require.NoError(t, err)
+	pack(t, c, ks[1])
+	// Packer threads that looked up before Finalize reserve after it.
+	var misses int
+	for _, k := range ks[2:10] {
+		if _, hit := c.LookUp(k); !hit {
+			misses++
+		}
+	}
+	require.Equal(t, 8, misses)
+	require.NoError(t, c.Finalize())
+	var wg sync.WaitGroup
+	errs := make([]error, misses)
+	for i := range misses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.ReserveSpace(64)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err, "a packer that missed before Finalize")
+	}
+
+	_, err = c.ReserveSpace(64)
+	require.ErrorIs(t, err, cache.ErrNoMiss)
+	var pe *cache.PathError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, opts.Path, pe.Path)
+	require.ErrorContains(t, err, opts.Path+": ")
+
+	pack(t, c, ks[10]) // a re-pack: look-up, miss, reservation
+	_, err = c.ReserveSpace(64)
+	require.ErrorIs(t, err, cache.ErrNoMiss, "the re-pack's miss was used by its reservation")
+	require.NoError(t, c.Save())
 }

@@ -156,6 +156,16 @@ type Options struct {
 	// reason read-only, nothing is committed. A file on a read-only file
 	// system is used this way without asking.
 	ReadOnly bool
+	// CheckPath makes Open refuse a path no file could ever be cached at
+	// as configured, with a *PathError naming it: one that is not a
+	// regular file (a directory, a FIFO, a device: ErrNotRegular) or whose
+	// directory does not exist or is not one (ErrNoDirectory). Off, Open
+	// touches no file and such a path is a heap fallback recorded in Stats
+	// at the first load (G8): a runtime must not fail a launch because of
+	// its cache, and the directory may be created before that load. For a
+	// program that configures its path once and would rather fail at
+	// start-up than run without a cache.
+	CheckPath bool
 	// DisablePrefault turns off the prefault goroutine. By default each
 	// mapping of committed data is populated on a goroutine of its own,
 	// from the mapping's end backwards, while the caller reads from its

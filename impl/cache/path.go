@@ -17,16 +17,33 @@ import (
 // caller opted in; a read-only cache or file system is read and never
 // written.
 
-// checkRegular returns an error matching ErrNotRegular when the path exists
-// and is not a regular file. It is a stat, so it cannot block on a FIFO;
-// the open that follows adds O_NONBLOCK for one that appears in between.
-// A missing path or a stat error is left to that open to report.
+// checkRegular returns a *PathError naming the path, matching
+// ErrNotRegular, when the path exists and is not a regular file. It is a
+// stat, so it cannot block on a FIFO; the open that follows adds
+// O_NONBLOCK for one that appears in between. A missing path or a stat
+// error is left to that open to report.
 func (c *Cache) checkRegular() error {
 	fi, err := c.fsys.Stat(c.opts.Path)
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s", ErrNotRegular, c.opts.Path, vfs.FileKind(fi.Mode()))
+	return &PathError{Path: c.opts.Path, Err: fmt.Errorf("%w: %s", ErrNotRegular, vfs.FileKind(fi.Mode()))}
+}
+
+// checkPath is Options.CheckPath: the path is not refused by checkRegular,
+// and its directory exists (pathError). Any other stat failure (a
+// directory this user may not search) is left to the load, which may
+// still use the file read-only.
+func (c *Cache) checkPath() error {
+	if err := c.checkRegular(); err != nil {
+		return err
+	}
+	_, err := c.fsys.Stat(c.opts.Path)
+	var pe *PathError
+	if err != nil && errors.As(c.pathError(err), &pe) {
+		return pe
+	}
+	return nil
 }
 
 // pathError returns err, or a *PathError naming the cache file when err

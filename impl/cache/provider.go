@@ -31,12 +31,14 @@ func (c *Cache) LookUp(k spec.Key) (Handle, bool) {
 	if k.Weight == "" {
 		c.lastLookupUnnamed = true
 		c.stats.Misses++
+		c.unreserved++
 		return Handle{}, false
 	}
 	c.lastLookupUnnamed = false
 	e, reason := c.find(k)
 	if e == nil {
 		c.stats.Misses++
+		c.unreserved++
 		c.missReason[c.name(k)] = reason
 		return Handle{}, false
 	}
@@ -132,10 +134,13 @@ func (c *Cache) verify(e *entry) bool {
 // memory that LookUpOrInsert writes into that space (with
 // Options.MappedWrites the space is mapped read-write instead); otherwise
 // it is heap memory and the reason is recorded (G8). It fails only for
-// n <= 0, after Close and before the first InitializeForProgram. After
-// Finalize it is a compute's re-pack, or a packer thread that looked up
-// before another thread's Finalize: both must get space (I12), so it is
-// not refused.
+// n <= 0, after Close, before the first InitializeForProgram, and after
+// Finalize with no look-up that missed and was not followed by a
+// reservation yet (ErrNoMiss). After Finalize a reservation is a compute's
+// re-pack, or a packer thread that looked up before another thread's
+// Finalize: both follow their own miss and must get space (I12), and the
+// count of open misses never refuses them, whatever the interleaving,
+// since each reservation's miss was counted before it.
 func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: reserve %d bytes", ErrInvalidSize, n)
@@ -148,6 +153,14 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 	if !c.initialized {
 		return nil, ErrNotInitialized
 	}
+	if c.unreserved == 0 && c.active == "" && c.finalized {
+		err := fmt.Errorf("%w: reserve %d bytes", ErrNoMiss, n)
+		if c.opts.Path != "" {
+			err = &PathError{Path: c.opts.Path, Err: err}
+		}
+		return nil, err
+	}
+	c.unreserved = max(c.unreserved-1, 0)
 	reason := c.fileReason
 	switch {
 	case reason != "":

@@ -114,7 +114,7 @@ func (r *runner) seqStep(rng *rand.Rand, c int, cl *seqClient) bool {
 			cl.stage, cl.n, cl.v = 1, n, v
 		}
 	case x < 62:
-		r.reserveOnly(c, n)
+		r.reserveOnly(c, n, v)
 	case x < 70 && len(cl.mine) > 0:
 		r.checkBytes(cl.mine[rng.IntN(len(cl.mine))])
 	default:

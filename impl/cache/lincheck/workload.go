@@ -257,7 +257,7 @@ func (r *runner) client(ctx context.Context, c int) {
 				mine = append(mine, hd)
 			}
 		case x < 62:
-			r.reserveOnly(c, n)
+			r.reserveOnly(c, n, v)
 		case x < 70 && len(mine) > 0:
 			hd := mine[rng.IntN(len(mine))]
 			r.checkBytes(hd)
@@ -378,12 +378,21 @@ func (r *runner) errOnly(c int, in Input) {
 	p.Return(Output{Err: Classify(err)})
 }
 
-// reserveOnly is a packer that reserves space for name n and then fails:
-// the space is written and never inserted.
-func (r *runner) reserveOnly(c, n int) {
+// reserveOnly is a packer that looks name n up and, on a miss, reserves
+// space and then fails: the space is written and never inserted. It looks
+// up first, as every packer does (XNNPACK reserves only after its look-up
+// missed): after Finalize the cache refuses a reservation no miss asked
+// for (cache.ErrNoMiss).
+func (r *runner) reserveOnly(c, n int, v uint8) {
+	p := r.rec.Call(c, Input{Kind: KindLookUp, Name: n, Variant: v})
+	h, hit := r.t.LookUp(Key(n, v))
+	p.Return(Output{Hit: hit, Handle: r.handles.Number(h)})
+	if hit {
+		return
+	}
 	r.gate.RLock()
 	defer r.gate.RUnlock()
-	p := r.rec.Call(c, Input{Kind: KindReserve, Name: n})
+	p = r.rec.Call(c, Input{Kind: KindReserve, Name: n})
 	buf, err := r.t.ReserveSpace(Size(n))
 	p.Return(Output{Err: Classify(err)})
 	if err == nil {
