@@ -43,15 +43,21 @@ type diffChange struct {
 
 // diffReport is `simrun diff A B`.
 type diffReport struct {
-	A, B          string       `json:"-"`
-	FormatA       string       `json:"format_a"`
-	FormatB       string       `json:"format_b"`
-	Added         []diffEntry  `json:"added"`
-	Removed       []diffEntry  `json:"removed"`
-	Changed       []diffChange `json:"changed"`
-	Same          int          `json:"same"`
-	GarbageBefore uint64       `json:"garbage_before"`
-	GarbageAfter  uint64       `json:"garbage_after"`
+	A, B    string       `json:"-"`
+	FormatA string       `json:"format_a"`
+	FormatB string       `json:"format_b"`
+	Added   []diffEntry  `json:"added"`
+	Removed []diffEntry  `json:"removed"`
+	Changed []diffChange `json:"changed"`
+	Same    int          `json:"same"`
+	// GarbageBefore and GarbageAfter are each file's reclaimable bytes
+	// (inspect's reclaimable_bytes), kept under their first name for
+	// readers of the JSON; ReclaimableBefore and ReclaimableAfter are the
+	// same figures under the name the text uses.
+	GarbageBefore     uint64 `json:"garbage_before"`
+	GarbageAfter      uint64 `json:"garbage_after"`
+	ReclaimableBefore uint64 `json:"reclaimable_before"`
+	ReclaimableAfter  uint64 `json:"reclaimable_after"`
 }
 
 // cmdDiff compares two cache files entry by entry. Exit 0 when they hold
@@ -160,7 +166,7 @@ func entrySHA256(r io.ReaderAt, en spec.Entry) (string, error) {
 func diffFiles(a, b *loadedFile) diffReport {
 	rep := diffReport{FormatA: a.format.String(), FormatB: b.format.String(),
 		Added: []diffEntry{}, Removed: []diffEntry{}, Changed: []diffChange{},
-		GarbageBefore: a.garbage, GarbageAfter: b.garbage}
+		GarbageBefore: a.garbage, GarbageAfter: b.garbage, ReclaimableBefore: a.garbage, ReclaimableAfter: b.garbage}
 	// A v2 file stores no fingerprint or source: against one, only what
 	// both store is compared.
 	v2 := a.format == spec.FormatV2 || b.format == spec.FormatV2
@@ -220,8 +226,8 @@ func printDiff(w io.Writer, r diffReport) {
 	for _, c := range r.Changed {
 		fmt.Fprintf(w, "~ %s  %s differ\n    a: %s\n    b: %s\n", name(c.Before), strings.Join(c.Fields, ", "), key(c.Before), key(c.After))
 	}
-	fmt.Fprintf(w, "%d same, %d added, %d removed, %d changed; garbage %d -> %d bytes\n",
-		r.Same, len(r.Added), len(r.Removed), len(r.Changed), r.GarbageBefore, r.GarbageAfter)
+	fmt.Fprintf(w, "%d same, %d added, %d removed, %d changed; reclaimable %d -> %d bytes\n",
+		r.Same, len(r.Added), len(r.Removed), len(r.Changed), r.ReclaimableBefore, r.ReclaimableAfter)
 }
 
 // hex32 is a 32-bit bit pattern (a layout seed): hex in JSON as in text,

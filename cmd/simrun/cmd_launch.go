@@ -43,10 +43,16 @@ type launchReport struct {
 	HeapByReason    map[string]uint64 `json:"heap_by_reason"`
 	FileBackedBytes uint64            `json:"file_backed_bytes"`
 	FileSize        int64             `json:"file_size"`
-	GarbageBytes    int64             `json:"garbage_bytes"`
-	Commits         uint64            `json:"commits"`
-	CommitError     string            `json:"commit_error"`
-	OutputDigest    string            `json:"output_digest"`
+	// GarbageBytes is the cache's count of what a rewrite would not keep
+	// (Stats.GarbageBytes), which decides compaction; ReclaimableBytes is
+	// the same figure under the name inspect gives it, which the text
+	// uses: it includes page padding before an appended index, which is
+	// no dropped data (inspect's garbage_bytes excludes it).
+	GarbageBytes     int64  `json:"garbage_bytes"`
+	ReclaimableBytes int64  `json:"reclaimable_bytes"`
+	Commits          uint64 `json:"commits"`
+	CommitError      string `json:"commit_error"`
+	OutputDigest     string `json:"output_digest"`
 	// Verified is present with --verify: outputs equal, bit for bit, those
 	// of the same program packed on the heap without any cache.
 	Verified *bool `json:"verified,omitempty"`
@@ -166,7 +172,7 @@ func newLaunchReport(rep runtime.LaunchReport, f spec.Format) launchReport {
 		Entries: rep.Entries, Hits: rep.Hits, Misses: rep.Misses,
 		Repacks: map[string]uint64{}, Packed: rep.Packed,
 		HeapBytes: rep.HeapBytes, HeapByReason: map[string]uint64{},
-		FileBackedBytes: rep.FileBytes, FileSize: rep.FileSize, GarbageBytes: rep.GarbageBytes,
+		FileBackedBytes: rep.FileBytes, FileSize: rep.FileSize, GarbageBytes: rep.GarbageBytes, ReclaimableBytes: rep.GarbageBytes,
 		Commits: rep.Commits, CommitError: errString(rep.CommitErr),
 		OutputDigest: fmt.Sprintf("%016x", rep.OutputDigest),
 		InitMS:       ms(rep.InitTime.Seconds()), RunMS: ms(rep.RunTime.Seconds()),
@@ -196,7 +202,7 @@ func printLaunch(w io.Writer, r launchReport) {
 	fmt.Fprintf(w, "load       %s (%d entries)\n", load, r.EntriesLoaded)
 	fmt.Fprintf(w, "look-ups   %d hits, %d misses, %d packed%s\n", r.Hits, r.Misses, r.Packed, counts(" — repacks", r.Repacks))
 	fmt.Fprintf(w, "memory     %d bytes file-backed, %d bytes heap%s\n", r.FileBackedBytes, r.HeapBytes, counts(" —", r.HeapByReason))
-	fmt.Fprintf(w, "file       %d bytes, %d garbage, %d entries, %d commits\n", r.FileSize, r.GarbageBytes, r.Entries, r.Commits)
+	fmt.Fprintf(w, "file       %d bytes, %d reclaimable, %d entries, %d commits\n", r.FileSize, r.ReclaimableBytes, r.Entries, r.Commits)
 	if r.CommitError != "" {
 		fmt.Fprintf(w, "commit     failed: %s\n", r.CommitError)
 	}
