@@ -257,11 +257,11 @@ func (o Options) normalized() (Options, error) {
 	if o.FS == nil {
 		o.FS = vfs.OS()
 	}
-	switch {
-	case o.AllocateAhead == 0:
+	// A negative AllocateAhead stays negative (the writer reads it as 0):
+	// resolved to 0, a second normalization, as the Manager's Open makes,
+	// would turn it into the default.
+	if o.AllocateAhead == 0 {
 		o.AllocateAhead = DefaultAllocateAhead
-	case o.AllocateAhead < 0:
-		o.AllocateAhead = 0
 	}
 	if o.FileMode&^os.ModePerm != 0 {
 		return o, &OptionsError{Field: "FileMode", Value: o.FileMode.String()}

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,4 +62,24 @@ func TestZeroOptionsAreTheMeasuredDefaults(t *testing.T) {
 	_, err = c.Bytes(h)
 	require.ErrorIs(t, err, cache.ErrCorruptData)
 	require.NoError(t, c.Finalize())
+}
+
+// WithDefaults is idempotent: the Manager opens its cache from normalized
+// options, which Open normalizes again, so a setting whose resolved value
+// is another field's zero would turn into the default. A negative
+// AllocateAhead (each region alone) did: it resolved to 0, which the
+// second pass made DefaultAllocateAhead.
+func TestWithDefaultsIsIdempotent(t *testing.T) {
+	for _, o := range []cache.Options{
+		{},
+		{AllocateAhead: -1},
+		{CompactGarbageRatio: -1},
+		{VerifyData: cache.VerifyOff, LockWait: time.Second, FileMode: 0o644},
+	} {
+		once, err := o.WithDefaults()
+		require.NoError(t, err)
+		twice, err := once.WithDefaults()
+		require.NoError(t, err)
+		require.Equal(t, once, twice, "%+v", o)
+	}
 }

@@ -137,7 +137,7 @@ func (c *Cache) beginWrite() (HeapReason, error) {
 		}
 	}
 	w.align = c.align()
-	w.maxAhead = c.opts.AllocateAhead
+	w.maxAhead = max(c.opts.AllocateAhead, 0) // negative: each region alone
 	c.w = w
 	return "", nil
 }
