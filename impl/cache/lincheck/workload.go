@@ -317,6 +317,12 @@ func (r *runner) lookUpOrPack(c, n int, v uint8) (held, bool) {
 		return held{h, n, v, epoch}, true
 	}
 	r.gate.RLock()
+	if r.epoch.Load() != epoch {
+		// The process that missed was relaunched: its packer is gone,
+		// and the new one's reservations follow misses of its own.
+		r.gate.RUnlock()
+		return held{}, false
+	}
 	p = r.rec.Call(c, Input{Kind: KindReserve, Name: n})
 	buf, err := r.t.ReserveSpace(Size(n))
 	p.Return(Output{Err: Classify(err)})
@@ -384,6 +390,7 @@ func (r *runner) errOnly(c int, in Input) {
 // missed): after Finalize the cache refuses a reservation no miss asked
 // for (cache.ErrNoMiss).
 func (r *runner) reserveOnly(c, n int, v uint8) {
+	epoch := r.epoch.Load()
 	p := r.rec.Call(c, Input{Kind: KindLookUp, Name: n, Variant: v})
 	h, hit := r.t.LookUp(Key(n, v))
 	p.Return(Output{Hit: hit, Handle: r.handles.Number(h)})
@@ -392,6 +399,9 @@ func (r *runner) reserveOnly(c, n int, v uint8) {
 	}
 	r.gate.RLock()
 	defer r.gate.RUnlock()
+	if r.epoch.Load() != epoch {
+		return // as in lookUpOrPack: the process that missed is gone
+	}
 	p = r.rec.Call(c, Input{Kind: KindReserve, Name: n})
 	buf, err := r.t.ReserveSpace(Size(n))
 	p.Return(Output{Err: Classify(err)})
