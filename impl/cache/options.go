@@ -127,7 +127,15 @@ type Options struct {
 	// (Stats.CarriedOver, docs/paths.md).
 	Format spec.Format
 	// LockWait is how long to wait for a busy lock. 0 means do not wait: pack
-	// to heap for this launch and record HeapLockBusy (G8).
+	// to heap for this launch and record HeapLockBusy (G8). Zero is not
+	// the measured wait because that wait is a function of the program's
+	// size, about one cold packing of it (runtime.LockWaitFor: only so
+	// long a wait let a herd of launches on one new path load what the
+	// first committed), and the cache does not know the size when it
+	// waits: at the load in the first InitializeForProgram, before any
+	// look-up, and for a new path, the case the wait is for, with no file
+	// to size it by. A caller that knows its weights sets it, as
+	// runtime.Launch does.
 	LockWait time.Duration
 	// VerifyData says when data checksums are checked (G1). The zero
 	// value, VerifyDefault, is DefaultVerifyData.
