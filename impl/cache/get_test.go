@@ -111,6 +111,8 @@ func TestStatsString(t *testing.T) {
 		require.Contains(t, s, want)
 	}
 	require.NotContains(t, s, "heap-bytes", "zero counts are left out")
+	require.NotContains(t, s, "garbage", "a new file's gap before its index is reclaimable, not garbage")
+	require.Contains(t, s, "reclaimable=")
 	s = cache.Stats{LoadErr: errors.New("bad\nline")}.String()
 	require.Contains(t, s, `load-error="bad\nline"`)
 	require.False(t, strings.Contains(s, "\n"), "one line")

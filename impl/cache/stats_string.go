@@ -9,13 +9,16 @@ import (
 
 // String is the stats on one line, for a log: the load outcome, look-ups,
 // re-packs and heap bytes by reason (omitted when none), where the packed
-// bytes are, commits, and every recorded error.
+// bytes are, commits, and every recorded error. GarbageBytes is written
+// reclaimable=, as simrun calls it: it counts the page padding before an
+// appended index, which a rewrite frees and which is no dropped data, so a
+// new file has some.
 func (s Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "load=%s format=%s hits=%d misses=%d", s.Load, s.Format, s.Hits, s.Misses)
 	writeCounts(&b, "repacks", s.Repacks)
 	writeCounts(&b, "heap-bytes", s.HeapBytes)
-	fmt.Fprintf(&b, " file-bytes=%d file-size=%d garbage=%d padding=%d commits=%d verified=%d corrupt=%d",
+	fmt.Fprintf(&b, " file-bytes=%d file-size=%d reclaimable=%d padding=%d commits=%d verified=%d corrupt=%d",
 		s.FileBytes, s.FileSize, s.GarbageBytes, s.PaddingBytes, s.Commits, s.Verified, s.Corrupt)
 	for _, e := range []struct {
 		name string
