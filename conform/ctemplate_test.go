@@ -3,8 +3,8 @@ package conform
 import (
 	"encoding/json"
 	"os/exec"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
