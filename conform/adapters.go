@@ -102,8 +102,7 @@ func VariantNames() []string {
 // notEmulated says, for each design of the catalog without an adapter,
 // why a process behind the protocol cannot show its bug.
 var notEmulated = map[string]string{
-	"borrowed-options":          "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
-	"pr19988-cache-loaded-flag": "its second mapping of the instance's own regions changes no result the protocol carries (the reference reloads at that init too); a count of mappings in the protocol would show it",
+	"borrowed-options": "the options map belongs to the runtime that calls the cache; the protocol starts at set_path, after the module copied or borrowed it",
 }
 
 // variants put a historical bug back into the reference cache, each the
@@ -128,7 +127,110 @@ var variants = map[string]func(path string, in sim.Instance) sim.Instance{
 	"repack-to-heap": func(_ string, in sim.Instance) sim.Instance {
 		return &repackToHeap{Instance: in, heap: map[spec.Key][]byte{}}
 	},
+	// The loaded flag set only when a load succeeds: after a fresh write
+	// the next init loads the file again and maps the instance's own
+	// committed copies a second time. Only stats shows it.
+	"pr19988-cache-loaded-flag": func(path string, in sim.Instance) sim.Instance {
+		return &loadedFlag{Instance: in, path: path, extra: map[uint64]int{}}
+	},
 }
+
+// loadedFlag puts back PR 19988's cache_loaded_, set only by an init
+// whose load succeeded: an instance that started on a missing or refused
+// file and committed loads the whole file again at its next init whose
+// load succeeds, a real second read-only mapping of it, so each committed
+// copy it held before that init is mapped twice.
+type loadedFlag struct {
+	sim.Instance
+	path    string
+	loaded  bool
+	started bool
+	extra   map[uint64]int // copy identity -> mappings made by reloads
+	maps    []vfs.Mapping
+	files   []vfs.File
+}
+
+func (l *loadedFlag) Unwrap() sim.Instance { return l.Instance }
+
+func (l *loadedFlag) inner() []cache.MappedCopy {
+	mc, ok := mapCounter(l.Instance)
+	if !ok {
+		return nil
+	}
+	ms, _ := mc.Mappings()
+	return ms
+}
+
+func (l *loadedFlag) InitializeForProgram(p string) error {
+	held := map[uint64]bool{}
+	for _, m := range l.inner() {
+		held[m.Copy] = m.Copy != 0
+	}
+	again := l.started && !l.loaded
+	l.started = true
+	err := l.Instance.InitializeForProgram(p)
+	if l.Instance.Stats().Load != spec.LoadOK || l.path == "" {
+		return err
+	}
+	l.loaded = true
+	if again {
+		l.reload(held)
+	}
+	return err
+}
+
+// reload maps the whole file once more, as ExecuTorch's load does, and
+// counts the mapping for every copy the instance held that the file's
+// index lists.
+func (l *loadedFlag) reload(held map[uint64]bool) {
+	b, err := os.ReadFile(l.path)
+	if err != nil || len(b) == 0 {
+		return
+	}
+	f, err := spec.ParseV3(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return
+	}
+	vf, err := vfs.OS().OpenFile(l.path, os.O_RDONLY, 0)
+	if err != nil {
+		return
+	}
+	m, err := vf.Map(0, len(b), vfs.ProtRead)
+	if err != nil {
+		_ = vf.Close()
+		return
+	}
+	l.files, l.maps = append(l.files, vf), append(l.maps, m)
+	for _, e := range f.Entries {
+		if held[e.CopyID] {
+			l.extra[e.CopyID]++
+		}
+	}
+}
+
+// Mappings implements sim.MapCounter: the instance's own count and the
+// reloads' mappings.
+func (l *loadedFlag) Mappings() ([]cache.MappedCopy, error) {
+	ms := l.inner()
+	for i := range ms {
+		ms[i].Maps += l.extra[ms[i].Copy]
+	}
+	return ms, nil
+}
+
+func (l *loadedFlag) release() {
+	for _, m := range l.maps {
+		_ = m.Close()
+	}
+	for _, f := range l.files {
+		_ = f.Close()
+	}
+	l.maps, l.files = nil, nil
+}
+
+func (l *loadedFlag) Close() error { l.release(); return l.Instance.Close() }
+
+func (l *loadedFlag) Kill() { l.release(); l.Instance.Kill() }
 
 // noSeed keys entries by name alone: a look-up is answered with whatever
 // entry the weight's name has, from this instance's inserts or the file's
@@ -138,6 +240,8 @@ type noSeed struct {
 	path   string
 	byName map[string]spec.Key
 }
+
+func (n *noSeed) Unwrap() sim.Instance { return n.Instance }
 
 func (n *noSeed) InitializeForProgram(p string) error {
 	err := n.Instance.InitializeForProgram(p)
@@ -173,6 +277,8 @@ type truncating struct {
 	started bool
 	fresh   bool
 }
+
+func (t *truncating) Unwrap() sim.Instance { return t.Instance }
 
 func (t *truncating) Stats() cache.Stats {
 	st := t.Instance.Stats()
@@ -211,6 +317,8 @@ type repackToHeap struct {
 
 // heapBit marks the handles and reservation ids of heap packings.
 const heapBit = 1 << 62
+
+func (h *repackToHeap) Unwrap() sim.Instance { return h.Instance }
 
 func (h *repackToHeap) loaded() bool { return h.Instance.Stats().Load == spec.LoadOK }
 

@@ -412,6 +412,30 @@ func (cl *Client) commit(op, weight string) error {
 	return err
 }
 
+// Mappings implements sim.MapCounter through stats, for an adapter that
+// claims the capability (protocol 2); for any other it is not supported
+// and I7 is not judged.
+func (cl *Client) Mappings() ([]cache.MappedCopy, error) {
+	if cl.hello.Protocol < 2 || !cl.hello.Claims(CapStats) {
+		return nil, &sim.UnsupportedError{Op: OpStats, Msg: "not claimed"}
+	}
+	r, err := cl.do(&Request{Op: OpStats})
+	if r == nil {
+		return nil, err // the protocol broke: Fault says so
+	}
+	if cl.unsupported != nil {
+		return nil, nil // claimed and not had: Fault ends the run there
+	}
+	if err != nil {
+		return nil, &ProtocolError{Kind: FaultCapability, Op: OpStats, Msg: "claims stats and failed: " + err.Error()}
+	}
+	out := make([]cache.MappedCopy, 0, len(r.Mapped))
+	for _, m := range r.Mapped {
+		out = append(out, cache.MappedCopy{Name: m.Name, Maps: m.Maps})
+	}
+	return out, nil
+}
+
 // DeleteProgram implements sim.Instance.
 func (cl *Client) DeleteProgram(p string) error {
 	_, err := cl.do(&Request{Op: OpDeleteProgram, Program: p})

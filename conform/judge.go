@@ -140,6 +140,9 @@ func evidence(tr sim.Trace, div *sim.DivergenceError, bus, checksums bool) []Fin
 	if t, ok := div.Find("truncation"); ok {
 		add(spec.InvNoSIGBUS, fmt.Sprintf("%s %s: a process mapping the cut bytes takes SIGBUS", div.Op, t.Cache))
 	}
+	if m, ok := div.Find("mappings"); ok {
+		add(spec.InvMapOnce, fmt.Sprintf("after %s the process holds %s (stats): the same packed bytes resident more than once", div.Op, m.Cache))
+	}
 	return out
 }
 
@@ -279,6 +282,10 @@ func behavesLike(tr sim.Trace, div *sim.DivergenceError, bus bool) (string, []sp
 				if sim.DescribeDisk(tr.Bounds, outs[k].Next.Disk) != div.Cache {
 					continue
 				}
+			case div.What == "mappings":
+				if !mapsTwice(&outs[k].Next, tr.Ops[k].Proc) {
+					continue
+				}
 			default:
 				continue
 			}
@@ -298,6 +305,20 @@ func behavesLike(tr sim.Trace, div *sim.DivergenceError, bus bool) (string, []sp
 		}
 	}
 	return best, bestIDs
+}
+
+// mapsTwice reports whether process p of st maps an entry more than once
+// (the model's side of I7).
+func mapsTwice(st *model.State, p spec.Proc) bool {
+	if int(p) >= len(st.Procs) {
+		return false
+	}
+	for _, e := range st.Procs[p].Ents {
+		if e.Maps > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // replays runs ops under d, every way d's crash branches allow: the

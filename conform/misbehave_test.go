@@ -42,7 +42,7 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 			switch mode {
 			case "version":
 				h.Protocol = Protocol + 1
-			case "kept-v1":
+			case "kept-v1", "stats-v1":
 				h.Protocol = 1
 			case "unknown-capability":
 				h.Capabilities = append(h.Capabilities, "telepathy")
@@ -53,6 +53,11 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 		if code, ok := strings.CutPrefix(mode, "fallback="); ok && req.Op == OpReserve {
 			// A reservation on the heap, for the reason code.
 			say(Response{ID: req.ID, OK: true, Reservation: 1, Fallback: code})
+			continue
+		}
+		if req.Op == OpStats {
+			// An instance that maps w0 twice.
+			say(Response{ID: req.ID, OK: true, Mapped: []Mapped{{Name: "w0.weight", Maps: 2}, {Name: "w1.weight", Maps: 1}}})
 			continue
 		}
 		if req.Op != OpInit {
@@ -202,4 +207,26 @@ func TestLoadKept(t *testing.T) {
 	var pe *ProtocolError
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, FaultGarbage, pe.Kind)
+}
+
+// TestStatsOnlyWhenClaimed: stats is asked of a version 2 adapter that
+// claims it, and its counts are the instance's Mappings; an adapter of
+// version 1 is never asked (I7 is not judged), whatever it claims.
+func TestStatsOnlyWhenClaimed(t *testing.T) {
+	cl, err := Start(misbehaving(t, "stats"))
+	require.NoError(t, err)
+	require.True(t, cl.Hello().Claims(CapStats))
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	ms, err := cl.Mappings()
+	require.NoError(t, err)
+	require.Equal(t, []cache.MappedCopy{{Name: "w0.weight", Maps: 2}, {Name: "w1.weight", Maps: 1}}, ms)
+	_ = cl.Close()
+
+	cl, err = Start(misbehaving(t, "stats-v1"))
+	require.NoError(t, err)
+	require.NoError(t, cl.SetPath(t.TempDir()+"/weights.xpwc"))
+	_, err = cl.Mappings()
+	require.ErrorIs(t, err, sim.ErrNotSupported, "a version 1 adapter is asked no stats")
+	require.NoError(t, cl.Fault())
+	_ = cl.Close()
 }

@@ -13,8 +13,9 @@ import (
 // speaks; MinProtocol the oldest. The driver says Protocol in its hello and
 // an adapter answers with the version it speaks; one outside the two is
 // refused (ErrVersion), since a field whose meaning changed would be judged
-// wrongly rather than fail. Version 2 adds the unsupported answer and the
-// load word kept; a version 1 adapter never sends either.
+// wrongly rather than fail. Version 2 adds the unsupported answer, the
+// load word kept and the requests compute and stats; a version 1 adapter
+// never sends or is asked any of them.
 const (
 	Protocol    = 2
 	MinProtocol = 1
@@ -45,6 +46,9 @@ const (
 	// OpCompute (version 2): handle: an inference's read of an entry after
 	// finalize, where a cache that checks at the compute checks it.
 	OpCompute = "compute"
+	// OpStats (version 2, capability stats): how many mappings of each
+	// copy of packed bytes the instance holds (I7).
+	OpStats = "stats"
 )
 
 // Request is one line from the driver. Fields a request does not take are
@@ -142,6 +146,19 @@ type Response struct {
 	// instance rewrote the file so far (capability compaction).
 	CommitError string `json:"commit_error,omitempty"`
 	Compactions uint64 `json:"compactions,omitempty"`
+
+	// stats: every copy of packed bytes the instance maps from a file.
+	Mapped []Mapped `json:"mapped,omitempty"`
+}
+
+// Mapped is one copy of packed bytes an instance maps from a file (stats):
+// the entry's name (its weight's name, or the weight and bias names
+// concatenated as a v2 file stores them) and how many mappings (or other
+// copies in memory) of those bytes the instance holds. More than one
+// breaks I7.
+type Mapped struct {
+	Name string `json:"name"`
+	Maps int    `json:"maps"`
 }
 
 // CodeLockBusy is the code of a failure or fallback because another
@@ -173,11 +190,14 @@ const (
 	// finalize, not at the look-up (the runtime's default policy): the
 	// scenarios of the design on-compute need it (and protocol 2).
 	CapOnCompute = "verify-on-compute"
+	// CapStats: the adapter answers stats (protocol 2), which the driver
+	// asks after every op of a process, so I7 is judged on its counts.
+	CapStats = "stats"
 )
 
 // Capabilities lists every capability, in the order reports print them.
 func Capabilities() []string {
-	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction, CapOnCompute}
+	return []string{CapFormatV3, CapSeeds, CapChecksums, CapCrashSafeCommit, CapLocking, CapCompaction, CapOnCompute, CapStats}
 }
 
 // ErrProtocol is matched by every *ProtocolError.

@@ -158,6 +158,18 @@ func (s *server) handle(req *Request) *Response {
 		if st.CommitErr != nil {
 			r.CommitError = st.CommitErr.Error()
 		}
+	case OpStats:
+		mc, ok := mapCounter(s.inst)
+		if !ok {
+			err = &sim.UnsupportedError{Op: OpStats}
+			break
+		}
+		var ms []cache.MappedCopy
+		if ms, err = mc.Mappings(); err == nil {
+			for _, m := range ms {
+				r.Mapped = append(r.Mapped, Mapped{Name: m.Name, Maps: m.Maps})
+			}
+		}
 	case OpDeleteProgram:
 		err = s.inst.DeleteProgram(req.Program)
 	case OpDestroy:
@@ -171,4 +183,19 @@ func (s *server) handle(req *Request) *Response {
 		r.Unsupported = errors.Is(err, sim.ErrNotSupported) && s.proto >= 2
 	}
 	return r
+}
+
+// mapCounter finds the MapCounter in, or behind the variant wrappers
+// around it (each counts what the instance it wraps maps).
+func mapCounter(in sim.Instance) (sim.MapCounter, bool) {
+	for {
+		if mc, ok := in.(sim.MapCounter); ok {
+			return mc, true
+		}
+		u, ok := in.(interface{ Unwrap() sim.Instance })
+		if !ok {
+			return nil, false
+		}
+		in = u.Unwrap()
+	}
 }

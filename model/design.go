@@ -61,6 +61,19 @@ type Design struct {
 	IdleSaveWrites bool
 	// NoInvalidate: the cache has no per-entry invalidation.
 	NoInvalidate bool
+	// LockInitToDestroy: the writer lock is taken by an init that does not
+	// load (a fresh write) and held until destroy or a crash, not from a
+	// reservation to the commit; a loaded instance keeps its shared lock as
+	// long as it maps the file, so no process takes the writer lock while
+	// one does (ExecuTorch's flock on the descriptor its mapping keeps).
+	LockInitToDestroy bool
+	// ReinitWithoutLoad: an init of an instance that holds entries (heap
+	// packings of a launch that found the lock busy) runs no loader and
+	// takes the writer lock when it is free; its first reservation then
+	// starts at offset 0, truncating the file in place, and its commit lists
+	// only its own packings over the index another process committed
+	// (ExecuTorch's heap fall-back re-init, docs/bugs.md section 20).
+	ReinitWithoutLoad bool
 
 	// CheckAtCompute: the on-compute verification policy
 	// (spec.VerifyOnCompute, the runtime's default): a look-up hands out an
@@ -169,9 +182,9 @@ func Designs() []Design {
 		{
 			Name:    "executorch",
 			Source:  "ExecuTorch XNNWeightsCache.cpp as it ships (v2 trailer, PR 20170 seeds, PR 20295 auto-save, PR 20833 loaded_from_disk_)",
-			Summary: "v2 trailer as the only commit point (a reservation appends after it, so an exit or crash before the next commit loses the cache) and no checksums; key of names and seed only (a source change hits the old packing); re-packs after a load go to the heap; a refused file is truncated to zero in place; an idle save on a new file writes an empty trailer; no invalidate; no compaction (orphaned re-packs stay).",
+			Summary: "v2 trailer as the only commit point (a reservation appends after it, so an exit or crash before the next commit loses the cache) and no checksums; key of names and seed only (a source change hits the old packing); re-packs after a load go to the heap; a refused file is truncated to zero in place; an idle save on a new file writes an empty trailer; no invalidate; no compaction (orphaned re-packs stay); the writer lock held from init to destroy, and an instance that packed to the heap for a busy lock takes it at its next init without loading, truncating the file in place at its first reservation and committing over the other's index.",
 			Expect: []spec.InvariantID{spec.InvNoStaleHit, spec.InvNoCorruptHit, spec.InvCommitSurvives, spec.InvConverge,
-				spec.InvNoIdleWrite, spec.InvGarbageBounded, spec.InvNoSIGBUS, spec.InvNoUncheckedUse},
+				spec.InvNoIdleWrite, spec.InvGarbageBounded, spec.InvNoUncheckedUse},
 			NoCommitPoint:       true,
 			LoadedRepacksToHeap: true,
 			TruncateInPlace:     true,
@@ -180,6 +193,8 @@ func Designs() []Design {
 			IdleSaveWrites:      true,
 			NoInvalidate:        true,
 			NoCompaction:        true,
+			LockInitToDestroy:   true,
+			ReinitWithoutLoad:   true,
 		},
 		{
 			Name:             "compute-unchecked",

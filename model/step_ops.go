@@ -26,6 +26,8 @@ func (m machine) init(o *Outcome, p spec.Proc, q spec.Program) bool {
 	busy := pr.FileOn && s.Disk.Lock != 0
 	switch {
 	case !pr.FileOn:
+	case m.d.LockInitToDestroy:
+		o.Result.Load, busy = m.initLocking(o, p)
 	case busy:
 		o.Result.Load = spec.LoadLocked
 	case pr.Phase == spec.PhaseNoInstance:
@@ -42,6 +44,86 @@ func (m machine) init(o *Outcome, p spec.Proc, q spec.Program) bool {
 	pr.Clean = true
 	pr.Expect = !pr.Blocked && s.Env.Settled&(1<<q) != 0 && pr.Kernel == s.Env.Kernel && m.srcCurrent(s, pr, q)
 	return true
+}
+
+// initLocking is an init of a design whose writer lock is taken at init
+// and held until destroy (LockInitToDestroy): the instance that holds the
+// lock runs no loader; one that holds entries takes the lock without
+// loading (ReinitWithoutLoad); otherwise it loads under the shared lock,
+// and a load that finds no index is a fresh write under the writer lock.
+// busy: the launch packs to the heap for a lock another process holds.
+func (m machine) initLocking(o *Outcome, p spec.Proc) (spec.LoadOutcome, bool) {
+	s := &o.Next
+	pr := &s.Procs[p]
+	me := uint8(p) + 1
+	if s.Disk.Lock == me {
+		return spec.LoadOK, false // the write descriptor is open: the view is kept
+	}
+	if m.d.ReinitWithoutLoad && pr.Phase != spec.PhaseNoInstance && holdsEntries(pr) {
+		// The heap fall-back's re-init: no loader; the lock if it is
+		// free (a loaded instance's own shared lock refuses it).
+		if pr.LoadFlag || !m.lockFree(s) {
+			return spec.LoadOK, true
+		}
+		s.Disk.Lock = me
+		return spec.LoadOK, false
+	}
+	if s.Disk.Lock != 0 {
+		return spec.LoadLocked, true // the shared lock of the load is refused
+	}
+	var load spec.LoadOutcome
+	if pr.Phase == spec.PhaseNoInstance || !holdsEntries(pr) {
+		load = m.open(o, p)
+	} else {
+		load = m.refresh(o, p)
+	}
+	if load == spec.LoadOK {
+		return load, false // loaded: its mapping keeps the shared lock
+	}
+	if !m.lockFree(s) {
+		return spec.LoadLocked, true
+	}
+	s.Disk.Lock = me // the fresh write's lock, held until destroy
+	return load, false
+}
+
+// lockFree reports whether the writer lock can be taken: nobody holds it
+// and, under LockInitToDestroy, no instance maps a file it loaded (its
+// shared lock).
+func (m machine) lockFree(s *State) bool {
+	if s.Disk.Lock != 0 {
+		return false
+	}
+	if m.d.LockInitToDestroy {
+		for q := 0; q < m.b.Procs; q++ {
+			if s.Procs[q].Phase != spec.PhaseNoInstance && s.Procs[q].LoadFlag {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// holdsEntries reports whether the instance holds any entry.
+func holdsEntries(pr *Proc) bool {
+	for n := range pr.Ents {
+		if pr.Ents[n].Rec.Present() {
+			return true
+		}
+	}
+	return false
+}
+
+// ownFileSpace reports whether the instance has space of its own in the
+// file: packings appended or committed by it, or a reservation there.
+func ownFileSpace(pr *Proc) bool {
+	for n := range pr.Ents {
+		e := &pr.Ents[n]
+		if e.Status == spec.EntryAppended || e.Status == spec.EntryCommitted || e.ReservedInFile() {
+			return true
+		}
+	}
+	return false
 }
 
 func (m machine) srcCurrent(s *State, pr *Proc, q spec.Program) bool {
@@ -73,7 +155,7 @@ func (m machine) open(o *Outcome, p spec.Proc) spec.LoadOutcome {
 		return spec.LoadOK
 	case DiskCorrupt:
 		o.Events |= EvtLoadCorrupt
-		if m.d.TruncateInPlace && s.Disk.Lock == 0 {
+		if m.d.TruncateInPlace && m.lockFree(s) {
 			m.truncate(o) // ExecuTorch's fresh write: ftruncate(0)
 		}
 		return spec.LoadRejected
@@ -253,6 +335,15 @@ func (m machine) reserve(o *Outcome, p spec.Proc, n spec.Name) bool {
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonDesign
 	case pr.HeapLaunch:
 		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
+	case m.d.LockInitToDestroy && s.Disk.Lock != uint8(p)+1:
+		// Only an init takes the lock: without it, the heap.
+		r.Place, r.Reason = spec.PlaceHeap, spec.ReasonLockBusy
+		pr.Blocked, pr.HeapLaunch = true, true
+	case m.d.ReinitWithoutLoad && !ownFileSpace(pr) && s.Disk.State != DiskEmpty:
+		// The lock taken without a load: the writer's end of the file is
+		// offset 0, and its reservation truncates the file in place.
+		m.truncate(o)
+		r.Place = spec.PlaceFile
 	default:
 		r.Place, r.Reason = m.takeWriter(o, p)
 		if r.Reason == spec.ReasonLockBusy {
@@ -353,7 +444,7 @@ func (m machine) finalize(o *Outcome, p spec.Proc) bool {
 	// A commit the lock does not allow now stays pending: Finalize does
 	// not fail (G8).
 	m.commitIfDirty(o, p)
-	if s.Disk.Lock == uint8(p)+1 {
+	if s.Disk.Lock == uint8(p)+1 && !m.d.LockInitToDestroy {
 		s.Disk.Lock = 0
 	}
 	pr.Replacing = false
@@ -476,6 +567,9 @@ func (m machine) destroy(o *Outcome, p spec.Proc) bool {
 		return false
 	}
 	*pr = Proc{Kernel: pr.Kernel, Src: pr.Src, OptModule: pr.OptModule, OptCaller: pr.OptCaller}
+	if o.Next.Disk.Lock == uint8(p)+1 {
+		o.Next.Disk.Lock = 0 // a lock held from init (LockInitToDestroy)
+	}
 	return true
 }
 

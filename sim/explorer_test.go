@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,31 +32,54 @@ func TestBugScenariosAreExplorerTraces(t *testing.T) {
 		n++
 		design := ""
 		var ops []string
+		r, err := NewRunner(Config{Backend: BackendModel})
+		require.NoError(t, err)
 		for _, d := range parsed(t, f.Text) {
 			switch fs := strings.Fields(d.Text); fs[0] {
 			case "design":
 				design, _ = argValue(fs[1:], "name")
-			case "bounds", "file", "state", "stats":
+			case "bounds":
+				// The explorer runs at the scenario's bounds.
+				_, err := r.Exec(d.Text)
+				require.NoError(t, err, f.Name)
+			case "file", "state", "stats":
 			default:
 				ops = append(ops, d.Text)
 			}
 		}
-		res, ok := results[design]
+		b := r.Bounds()
+		// A cover names a design's bug whose invariant has a shorter trace
+		// (model.CoverReinitTruncates): the run goes to the depth bound.
+		cover := inv == model.CoverReinitTruncates
+		key := fmt.Sprintf("%s %+v %v", design, b, cover)
+		res, ok := results[key]
 		if !ok {
 			d, err := model.DesignByName(design)
 			require.NoError(t, err, f.Name)
-			res, err = explore.Run(d, explore.Options{Bounds: model.DefaultBounds(), StopWhenFound: d.Expect})
+			opts := explore.Options{Bounds: b, StopWhenFound: d.Expect}
+			if cover {
+				opts.StopWhenFound = nil
+			}
+			res, err = explore.Run(d, opts)
 			require.NoError(t, err)
-			results[design] = res
+			results[key] = res
 		}
-		v, ok := res.Violated(spec.InvariantID(inv))
-		require.True(t, ok, "%s: the explorer no longer finds %s for %s", f.Name, inv, design)
-		want := spec.FormatTrace(v.Trace)
+		var trace []spec.Op
+		if cover {
+			c, ok := res.ReachedCover(inv)
+			require.True(t, ok, "%s: the explorer no longer reaches %s for %s", f.Name, inv, design)
+			trace = c.Trace
+		} else {
+			v, ok := res.Violated(spec.InvariantID(inv))
+			require.True(t, ok, "%s: the explorer no longer finds %s for %s", f.Name, inv, design)
+			trace = v.Trace
+		}
+		want := spec.FormatTrace(trace)
 		if want == strings.Join(ops, "\n")+"\n" {
 			continue
 		}
 		if os.Getenv("XPWC_SIM_REGEN") == "1" {
-			require.NoError(t, os.WriteFile(filepath.Join(ScenarioDir, f.Name), []byte(retrace(t, f.Text, v.Trace)), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ScenarioDir, f.Name), []byte(retrace(t, f.Text, trace)), 0o644))
 			t.Logf("%s: directives replaced by the explorer's trace; now run go test ./sim -run TestScenarios -rewrite", f.Name)
 			continue
 		}

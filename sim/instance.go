@@ -62,6 +62,15 @@ type Instance interface {
 	Fault() error
 }
 
+// MapCounter is an Instance that reports, for each copy of packed bytes
+// it maps from a file, how many mappings of it it holds, so that I7 (no
+// file range mapped twice in one process) is judged on what it did. An
+// implementation that cannot say returns an error matching
+// ErrNotSupported, and I7 is not judged.
+type MapCounter interface {
+	Mappings() ([]cache.MappedCopy, error)
+}
+
 // Handle names an entry an Instance handed out.
 type Handle uint64
 
@@ -165,13 +174,14 @@ type handleInserter interface {
 	InsertHandle(k spec.Key, r Reservation) (Handle, error)
 }
 
-func (g *goInstance) IsFinalized() (bool, error)   { return g.c.IsFinalized(), nil }
-func (g *goInstance) Finalize() error              { return g.c.Finalize() }
-func (g *goInstance) Save() error                  { return g.c.Save() }
-func (g *goInstance) Invalidate(w string) error    { return g.c.Invalidate(w) }
-func (g *goInstance) DeleteProgram(p string) error { return g.c.DeleteProgram(p) }
-func (g *goInstance) Close() error                 { return g.c.Close() }
-func (g *goInstance) Kill()                        { _ = g.c.Close() }
-func (g *goInstance) Stats() cache.Stats           { return g.c.Stats() }
-func (g *goInstance) Names() []string              { return g.c.Names() }
-func (g *goInstance) Fault() error                 { return nil }
+func (g *goInstance) IsFinalized() (bool, error)            { return g.c.IsFinalized(), nil }
+func (g *goInstance) Finalize() error                       { return g.c.Finalize() }
+func (g *goInstance) Save() error                           { return g.c.Save() }
+func (g *goInstance) Invalidate(w string) error             { return g.c.Invalidate(w) }
+func (g *goInstance) DeleteProgram(p string) error          { return g.c.DeleteProgram(p) }
+func (g *goInstance) Close() error                          { return g.c.Close() }
+func (g *goInstance) Kill()                                 { _ = g.c.Close() }
+func (g *goInstance) Stats() cache.Stats                    { return g.c.Stats() }
+func (g *goInstance) Names() []string                       { return g.c.Names() }
+func (g *goInstance) Mappings() ([]cache.MappedCopy, error) { return g.c.Mappings(), nil }
+func (g *goInstance) Fault() error                          { return nil }

@@ -60,11 +60,11 @@ func classify(b []byte, n int, want spec.Packing) spec.Packing {
 }
 
 // nameIndex maps an entry name as Cache.Names prints it (and v2 stores
-// it: the weight and bias names concatenated) back to N of wN, -1 for a
-// name the harness never makes.
+// it: the weight and bias names concatenated), or its weight's name alone,
+// back to N of wN, -1 for a name the harness never makes.
 func nameIndex(s string) int {
 	for n := 0; n < spec.MaxNames; n++ {
-		if k := key(n, 0, 0); s == k.V2Name() {
+		if k := key(n, 0, 0); s == k.V2Name() || s == k.Weight {
 			return n
 		}
 	}

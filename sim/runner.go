@@ -372,7 +372,7 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 
 	var got spec.Result
 	var perr, cerr error
-	var shrunk string
+	var shrunk, twice string
 	var tailOpen bool
 	if r.real != nil {
 		r.real.step = r.steps
@@ -388,6 +388,12 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 			got.Load = out.Result.Load // no loader ran: judged by what the view holds
 		}
 		shrunk = r.real.shrunkInPlace(live)
+		if perr == nil && model.TakesProc(out.Op) {
+			twice, perr = r.real.mappedTwice(out.Op.Proc)
+			if perr == nil {
+				perr = r.real.faulted()
+			}
+		}
 		if commits(out.Op.Kind) {
 			out, cerr = r.matchCompaction(prev, out, r.real.compactions(out.Op.Proc) > before)
 		}
@@ -452,6 +458,10 @@ func (r *Runner) Step(op spec.Op) (string, error) {
 					found = append(found, &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "file", Model: want, Cache: have})
 				}
 			}
+		}
+		if twice != "" {
+			found = append(found, &DivergenceError{Step: r.steps, Op: out.Op.String(), What: "mappings",
+				Model: "each copy of packed bytes is mapped once in a process (I7)", Cache: twice})
 		}
 		var derr *DivergenceError
 		if len(found) > 0 {

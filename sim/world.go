@@ -212,6 +212,30 @@ func (w *world) shrunkInPlace(before os.FileInfo) string {
 	return fmt.Sprintf("truncated in place from %d to %d bytes", before.Size(), after.Size())
 }
 
+// mappedTwice says which copies of packed bytes process p's instance maps
+// more than once (I7), in its own count (MapCounter); "" when none, when
+// p has no instance, or when the instance cannot count.
+func (w *world) mappedTwice(p spec.Proc) (string, error) {
+	c, ok := w.procs[p].c.(MapCounter)
+	if !ok {
+		return "", nil
+	}
+	ms, err := c.Mappings()
+	if errors.Is(err, ErrNotSupported) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var twice []string
+	for _, m := range ms {
+		if m.Maps > 1 {
+			twice = append(twice, fmt.Sprintf("%s mapped %d times", nameOf(m.Name), m.Maps))
+		}
+	}
+	return strings.Join(twice, ", "), nil
+}
+
 // sizes maps the live file and writers' temporary files to their sizes: a
 // reservation in the file grows one of them (or creates a new temporary
 // file, while a writer may remove a crashed writer's leftover).

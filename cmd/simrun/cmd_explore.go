@@ -372,6 +372,13 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 		b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign)
 	fmt.Fprintf(w, "covered %d/%d reachability goals\n", len(r.Covered), len(model.CoversFor(&d)))
 	fmt.Fprintf(w, "liveness: %s\n", livenessVerdict(r.Liveness))
+	if c, ok := r.ReachedCover(model.CoverReinitTruncates); ok {
+		// A bug of the design whose invariant has a shorter trace.
+		fmt.Fprintf(w, "reached %s (docs/bugs.md section 20), %d ops:\n", c.Cover, len(c.Trace))
+		for _, op := range c.Trace {
+			fmt.Fprintf(w, "  %s\n", op)
+		}
+	}
 	for _, l := range r.Liveness.Violations {
 		inv, _ := spec.InvariantByID(l.Invariant)
 		fmt.Fprintf(w, "lasso %s (%s): %d ops, then a cycle of %d ops repeated forever:\n", l.Invariant, inv.Guarantee, len(l.Prefix), len(l.Cycle))

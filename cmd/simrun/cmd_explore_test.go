@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,7 +93,15 @@ func TestExploreListDesigns(t *testing.T) {
 	}
 	found := map[string][]string{}
 	for _, r := range rows[2:] {
-		assert.Subset(t, r.Found, r.Expect, r.Name)
+		want := r.Expect
+		if r.Name == "executorch" {
+			// Its lost commit (I3) needs a second name: a writer holding
+			// the lock from init to destroy re-packs only a name it has
+			// not committed (model/explore's needsTwoNames).
+			want = slices.DeleteFunc(slices.Clone(want), func(id string) bool { return id == "I3-commit-survives" })
+			assert.NotContains(t, r.Found, "I3-commit-survives", "one name")
+		}
+		assert.Subset(t, r.Found, want, r.Name)
 		found[r.Name] = r.Found
 	}
 	assert.Contains(t, found["pr19862-no-index"], "I8-no-sigbus")

@@ -1,6 +1,7 @@
 /*
  * A minimal packed-weight cache in C behind the conformance protocol of
- * docs/conform.md (protocol 1), as a template for wrapping a C or C++
+ * docs/conform.md (protocol 2, or 1 to a driver that speaks only 1), as
+ * a template for wrapping a C or C++
  * cache: replace the functions under "the cache" with calls into yours and
  * keep the protocol loop.
  *
@@ -435,10 +436,14 @@ static void fail(uint64_t id, const char *msg) {
 	printf("}\n");
 }
 
+/* proto is the version of this session: the driver's, up to 2. */
+static unsigned proto = 1;
+
 static int handle(request *r) {
 	unsigned long long id = r->id;
 	if (!strcmp(r->op, "hello")) {
-		printf("{\"id\":%llu,\"ok\":true,\"protocol\":1,\"name\":\"c-template\",\"capabilities\":[\"seeds\",\"checksums\"]}\n", id);
+		proto = r->protocol >= 2 ? 2 : 1;
+		printf("{\"id\":%llu,\"ok\":true,\"protocol\":%u,\"name\":\"c-template\",\"capabilities\":[\"seeds\",\"checksums\"]}\n", id, proto);
 		return 0;
 	}
 	if (!strcmp(r->op, "set_path")) {
@@ -506,7 +511,9 @@ static int handle(request *r) {
 		e->live = e->verified = 1;
 		c.dirty = 1;
 		printf("{\"id\":%llu,\"ok\":true,\"handle\":%zu}\n", id, c.n);
-	} else if (!strcmp(r->op, "read_bytes")) {
+	} else if (!strcmp(r->op, "read_bytes") || (proto >= 2 && !strcmp(r->op, "compute"))) {
+		/* compute (protocol 2) is an inference's read: this cache checked
+		 * the bytes at their first hand-out, so it reads as read_bytes. */
 		if (r->handle == 0 || r->handle > c.n) { fail(id, "stale handle"); return 0; }
 		entry *e = &c.ents[r->handle - 1];
 		unsigned char *b = malloc(e->size ? e->size : 1);
@@ -538,6 +545,12 @@ static int handle(request *r) {
 		if (c.fd >= 0) close(c.fd);
 		printf("{\"id\":%llu,\"ok\":true}\n", id);
 		return 1;
+	} else if (proto >= 2) {
+		/* What this cache does not have (stats, a request of a later
+		 * version): the run ends there, not claimed from that step. */
+		printf("{\"id\":%llu,\"ok\":false,\"unsupported\":true,\"error\":", id);
+		put_string(r->op);
+		printf("}\n");
 	} else {
 		fail(id, "unknown request");
 	}

@@ -59,3 +59,50 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	}
 	return size, max(size-live, 0), padding
 }
+
+// MappedCopy is one copy of packed bytes this cache maps from a file, and
+// how many distinct mappings of it its live entries hold (Mappings).
+type MappedCopy struct {
+	Name string // the entry's name, as Names gives it
+	Copy uint64 // its copy identity (spec.Entry.CopyID); 0 in v2 files
+	Maps int
+}
+
+// Mappings lists every copy of packed bytes this cache's live entries map
+// from a file, with how many distinct mappings of that copy they hold: 1,
+// since a load maps only the committed entries the cache does not hold
+// already (G5). More is the same bytes resident twice in one process (I7;
+// ExecuTorch PR 19988 mapped an instance's own regions again). A copy is
+// its copy identity in v3 files, its name and offset in v2 files; a
+// mapping is told apart by the address of the entry's bytes.
+func (c *Cache) Mappings() []MappedCopy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type copyOf struct {
+		id   uint64
+		name string
+		off  int64
+	}
+	seen := map[copyOf]map[*byte]struct{}{}
+	var order []copyOf
+	for _, e := range c.handles {
+		if e.place != inFile || len(e.data) == 0 {
+			continue
+		}
+		k := copyOf{id: e.copyID, name: e.key.Weight + e.key.Bias}
+		if e.copyID == 0 {
+			k.off = e.off
+		}
+		if seen[k] == nil {
+			seen[k] = map[*byte]struct{}{}
+			order = append(order, k)
+		}
+		seen[k][&e.data[0]] = struct{}{}
+	}
+	out := make([]MappedCopy, 0, len(order))
+	for _, k := range order {
+		out = append(out, MappedCopy{Name: k.name, Copy: k.id, Maps: len(seen[k])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

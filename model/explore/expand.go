@@ -24,6 +24,7 @@ type succ struct {
 	op        spec.Op
 	stepViol  uint32 // invariants (bits in spec.Invariants order) the step breaks
 	stateViol uint32 // … the new state breaks (counted on first sight only)
+	covers    uint64 // covers (bits in expander.covers order) the step is this worker's first to reach
 	swapped   bool
 	self      bool // the step leads back to the state itself
 	edge      uint8
@@ -119,6 +120,7 @@ func (w *worker) expand(c *chunk) {
 					for i := range x.covers {
 						if w.covered&(1<<i) == 0 && x.covers[i].Reached(t) {
 							w.covered |= 1 << i
+							sc.covers |= 1 << i
 						}
 					}
 				}

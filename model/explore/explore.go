@@ -56,6 +56,12 @@ type Violation struct {
 	Trace     []spec.Op
 }
 
+// Reach is the shortest trace found to one cover.
+type Reach struct {
+	Cover string
+	Trace []spec.Op
+}
+
 // Result is what a run found.
 type Result struct {
 	Design      string
@@ -75,8 +81,10 @@ type Result struct {
 	// Violations holds one entry per invariant broken, in the order of
 	// spec.Invariants, each with its shortest trace.
 	Violations []Violation
-	// Covered lists the model.Covers reached, in their order.
+	// Covered lists the model.Covers reached, in their order; Reached
+	// holds each with the shortest trace found to it.
 	Covered []string
+	Reached []Reach
 	// Liveness is the convergence check over the explored graph; Checked
 	// is false unless Options.Liveness was set and the run exhausted the
 	// state space.
@@ -91,6 +99,17 @@ func (r Result) StatesPerSecond() float64 {
 		return 0
 	}
 	return float64(r.States) / r.Seconds
+}
+
+// ReachedCover reports whether the cover named name was reached, with its
+// trace.
+func (r Result) ReachedCover(name string) (Reach, bool) {
+	for _, c := range r.Reached {
+		if c.Cover == name {
+			return c, true
+		}
+	}
+	return Reach{}, false
 }
 
 // Violated reports whether inv is among the violations.
@@ -134,6 +153,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	covers := x.covers
 	var covered uint64
 	found := map[spec.InvariantID]Violation{}
+	reached := map[int][]spec.Op{}
 
 	init := model.Init(b)
 	var enc model.Encoding
@@ -180,6 +200,13 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					target, isNew := uint32(i), false
 					if !sc.self {
 						target, isNew = seen.addID(sc.fp, uint32(states))
+					}
+					for nc := sc.covers; nc != 0; {
+						bit := bits.TrailingZeros64(nc)
+						nc &^= 1 << bit
+						if _, ok := reached[bit]; !ok {
+							reached[bit] = links.trace(i, sc.op)
+						}
 					}
 					viol := sc.stepViol
 					if isNew {
@@ -246,6 +273,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	for c := range covers {
 		if covered&(1<<c) != 0 {
 			res.Covered = append(res.Covered, covers[c].Name)
+			res.Reached = append(res.Reached, Reach{Cover: covers[c].Name, Trace: reached[c]})
 		}
 	}
 	if g != nil && res.Exhausted {

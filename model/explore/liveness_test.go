@@ -185,6 +185,9 @@ func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
 		if needsSecondSource[d.Name] {
 			b.Sources = 2
 		}
+		if needsTwoNames[d.Name] {
+			b.Names = 2
+		}
 		r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
 		require.NoError(t, err)
 		for _, inv := range d.Expect {
