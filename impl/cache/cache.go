@@ -166,9 +166,15 @@ type Cache struct {
 	// committed data (unless Options.DisablePrefault); Close stops and waits for them
 	// before it unmaps.
 	prefaults []*prefaulter
+	// checks counts the data checks Bytes makes without c.mu: Close waits
+	// for them before it unmaps.
+	checks sync.WaitGroup
 	// aheadChecked, when set (tests, before the first load), is called by
 	// a verifying walk between an entry's checksum and its record.
 	aheadChecked func(*entry)
+	// computeChecked, when set (tests), is called by Bytes between an
+	// entry's checksum, made without c.mu, and its record.
+	computeChecked func(*entry)
 
 	// loaded reports that the committed index was read at least once.
 	loaded bool
@@ -300,6 +306,7 @@ func (c *Cache) Close() error {
 	for _, p := range walks {
 		p.wait()
 	}
+	c.checks.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.maps {

@@ -22,7 +22,12 @@ const prefaultChunk = 4 << 20
 // order they were packed, which is file order, so the two meet once and
 // each page is faulted by one of them. The first touch of a warm launch's
 // mapping costs more than reading it (docs/benchmarks.md); on a second
-// core that cost moves off the path to the first output.
+// core that cost moves off the path to the first output. Each chunk is
+// populated, then loaded from once per page (touchMapped): on a guest whose
+// hypervisor shadows its page tables, a populated page still traps at its
+// first load (about 1.5 µs per 4 KiB page, "First output on a shadow-paged
+// guest" in docs/benchmarks.md), and that trap is what the walk takes off
+// the compute's path there.
 //
 // Unless Options.DisableVerifyAhead, the walk checks the entries' data instead of
 // only populating (startVerifyAhead): reading an entry to check it faults
@@ -34,6 +39,8 @@ type prefaulter struct {
 	// the walk early, if any. Both are read after wait.
 	chunks int
 	err    error
+	// sum keeps the loads of touchMapped from being optimized away.
+	sum uint64
 }
 
 // startPrefault starts populating m's first n bytes if m can be populated;
@@ -55,6 +62,11 @@ func startPrefault(m vfs.Mapping, n int) *prefaulter {
 				p.err = err
 				return
 			}
+			sum, ok := touchMapped(m.Bytes()[off:end])
+			if !ok {
+				return
+			}
+			p.sum += sum
 			p.chunks++
 			end = off
 		}
@@ -157,7 +169,8 @@ func (c *Cache) wantsAhead(e *entry) bool {
 // over a millisecond also puts the mutex in starvation mode, in which
 // the compute's Unlock hands its own time slice to the walk. Yielding
 // between tries keeps the walk's core busy and the mutex in normal mode;
-// the compute holds the lock at most for one entry's checksum.
+// the compute holds the lock only to look an entry up and record its
+// check (Bytes checks without it).
 func (c *Cache) lockAhead() {
 	for !c.mu.TryLock() {
 		runtime.Gosched()

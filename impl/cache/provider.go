@@ -110,16 +110,30 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 // verify checks a file entry's data once per cache; a corrupt entry is
 // dropped from the index so that the re-pack replaces it (G1, G3).
 func (c *Cache) verify(e *entry) bool {
-	if e.verified || e.place != inFile || c.opts.Format != spec.FormatV3 {
-		// Entries packed by this cache are trusted (verified at insert):
-		// their checksum was computed from the bytes the packer wrote. A
-		// loaded entry that left the index (retired while a program holds
-		// it) is not this cache's packing and is still checked (I13).
+	if !c.needsCheck(e) {
 		return true
 	}
+	crc, ok := crcMapped(e.data)
+	return c.recordCheck(e, ok && crc == e.crc)
+}
+
+// needsCheck reports whether e's data is still to be checked: a file entry
+// of a v3 file not checked yet. Entries packed by this cache are trusted
+// (verified at insert): their checksum was computed from the bytes the
+// packer wrote. A loaded entry that left the index (retired while a
+// program holds it) is not this cache's packing and is still checked
+// (I13).
+func (c *Cache) needsCheck(e *entry) bool {
+	return !e.verified && e.place == inFile && c.opts.Format == spec.FormatV3
+}
+
+// recordCheck records the outcome of e's check (held tells whether its
+// bytes matched its checksum) and reports it; a corrupt entry is dropped
+// from the index so that the re-pack replaces it (G1, G3).
+func (c *Cache) recordCheck(e *entry, held bool) bool {
 	e.verified = true
 	c.stats.Verified++
-	if crc, ok := crcMapped(e.data); ok && crc == e.crc {
+	if held {
 		return true
 	}
 	c.stats.Corrupt++
@@ -353,6 +367,15 @@ func (c *Cache) refHolders(e *entry) {
 // Bytes returns the packed bytes of h (XNNPACK's offset_to_addr). File bytes
 // are mapped read-only once finalized. A stale or foreign handle is
 // ErrStaleHandle, never another entry's bytes.
+//
+// Under VerifyOnCompute the first Bytes of a loaded entry checks its data
+// before returning it, without holding c.mu over the checksum: the
+// checksum is the first touch of the entry's pages, a quarter of a
+// millisecond for a llama-1184 layer on a shadow-paged guest, and held
+// under c.mu it kept the verify-ahead walk from recording its own checks
+// (docs/benchmarks.md, "First output on a shadow-paged guest"). No byte is
+// returned before a check of them held; two goroutines that check one
+// entry at once record it once.
 func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -363,13 +386,43 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
-	if c.opts.VerifyData == VerifyOnCompute && !e.failed && !c.verify(e) {
-		e.failed = true
+	if c.opts.VerifyData == VerifyOnCompute && !e.failed && c.needsCheck(e) {
+		held, err := c.checkUnlocked(e)
+		if err != nil {
+			return nil, err
+		}
+		// Another call may have recorded a check of e meanwhile (the
+		// walk's, or a concurrent Bytes): it is recorded once.
+		if !e.failed && c.needsCheck(e) && !c.recordCheck(e, held) {
+			e.failed = true
+		}
 	}
 	if e.failed {
 		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key.Weight)
 	}
 	return e.data, nil
+}
+
+// checkUnlocked checks e's data with c.mu released (it is held on entry
+// and on return) and reports whether the bytes match e's checksum, or
+// ErrClosed if the cache was closed meanwhile. An indexed or retired
+// entry's bytes and checksum never change, and its mapping stays mapped
+// until Close, which waits for the checks in flight (c.checks) before it
+// unmaps.
+func (c *Cache) checkUnlocked(e *entry) (bool, error) {
+	data, want := e.data, e.crc
+	c.checks.Add(1)
+	c.mu.Unlock()
+	sum, ok := crcMapped(data)
+	if c.computeChecked != nil {
+		c.computeChecked(e)
+	}
+	c.checks.Done()
+	c.mu.Lock()
+	if c.closed {
+		return false, ErrClosed
+	}
+	return ok && sum == want, nil
 }
 
 // IsFinalized reports whether the last initialized program was finalized.

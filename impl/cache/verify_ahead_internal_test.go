@@ -284,3 +284,103 @@ func TestVerifyAheadSkipsEmptyEntries(t *testing.T) {
 	require.Empty(t, got)
 	require.Equal(t, uint64(n+1), c.Stats().Verified, "the empty entry checked by the compute")
 }
+
+// The compute's check (Bytes under VerifyOnCompute) runs without the
+// cache's lock, so that the walk can record its own checks meanwhile, and
+// records its outcome once: while the first Bytes of an entry is between
+// its checksum and its record, the lock is free, and a second Bytes of the
+// same entry, made then, checks it again but the check is counted once.
+// Bytes returns the entry's bytes only after its check held, and a corrupt
+// entry checked this way is still reported and dropped.
+func TestComputeCheckOutsideLock(t *testing.T) {
+	const n = 4
+	path := aheadFile(t, n)
+	ks := aheadKeys(n)
+	require.NoError(t, corrupt.RotEntry(path, func(k spec.Key) bool { return k == ks[2] }))
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute, DisablePrefault: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	require.NoError(t, c.InitializeForProgram("P"))
+	hs := make([]Handle, n)
+	for i, k := range ks {
+		h, hit := c.LookUp(k)
+		require.True(t, hit)
+		hs[i] = h
+	}
+	var free, nested []bool
+	c.computeChecked = func(e *entry) {
+		locked := c.mu.TryLock()
+		free = append(free, locked)
+		if !locked {
+			return
+		}
+		c.mu.Unlock()
+		if len(nested) == 0 {
+			// A second Bytes of the same entry while the first is between
+			// its checksum and its record.
+			nested = append(nested, true)
+			b, err := c.Bytes(hs[0])
+			require.NoError(t, err)
+			want := make([]byte, 20<<10)
+			aheadBytes(0, want)
+			require.Equal(t, want, b)
+		}
+	}
+	b, err := c.Bytes(hs[0])
+	require.NoError(t, err)
+	want := make([]byte, 20<<10)
+	aheadBytes(0, want)
+	require.Equal(t, want, b)
+	require.Equal(t, []bool{true, true}, free, "Bytes held the cache's lock over its checksum")
+	require.Equal(t, uint64(1), c.Stats().Verified, "one entry's checks counted more than once")
+
+	_, err = c.Bytes(hs[2])
+	require.ErrorIs(t, err, ErrCorruptData)
+	_, err = c.Bytes(hs[2])
+	require.ErrorIs(t, err, ErrCorruptData, "a failed entry served on its second Bytes")
+	st := c.Stats()
+	require.Equal(t, uint64(1), st.Corrupt)
+	require.Equal(t, uint64(2), st.Verified)
+	_, hit := c.LookUp(ks[2])
+	require.False(t, hit, "a corrupt entry stayed indexed")
+}
+
+// Close while a Bytes is checking an entry without the lock waits for the
+// checksum before it unmaps the bytes under it, and the Bytes then
+// reports ErrClosed instead of the bytes.
+func TestCloseDuringComputeCheck(t *testing.T) {
+	const n = 2
+	path := aheadFile(t, n)
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute, DisablePrefault: true})
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := c.LookUp(aheadKeys(n)[0])
+	require.True(t, hit)
+	inside, gate := make(chan struct{}), make(chan struct{})
+	c.computeChecked = func(*entry) {
+		close(inside)
+		<-gate
+	}
+	got := make(chan error)
+	go func() {
+		_, err := c.Bytes(h)
+		got <- err
+	}()
+	<-inside
+	closed := make(chan error)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while Bytes was checking mapped bytes")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	require.ErrorIs(t, <-got, ErrClosed)
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after the check")
+	}
+	require.Nil(t, c.maps, "Close left mappings")
+}
