@@ -223,7 +223,8 @@ func renderTable(cs []check) string {
 	}
 	for _, g := range spec.Guarantees() {
 		e := by[g.ID]
-		fmt.Fprintf(&b, "\n## %s\n\n%s: %s\n", g.ID, g.Title, g.Statement)
+		// The statement is guarantees.md's; this page links to it.
+		fmt.Fprintf(&b, "\n## %s\n\n[%s %s](guarantees.md#%s)\n", g.ID, g.ID, g.Title, anchor(string(g.ID)+" "+g.Title))
 		for kind, title := range []string{"Unit tests", "Model and scenario checks"} {
 			fmt.Fprintf(&b, "\n%s:\n\n", title)
 			for _, c := range e[kind] {

@@ -61,9 +61,11 @@ func LifecycleMarkdown() string {
 	for _, inv := range Invariants() {
 		w("| %s | %s | %s |\n", inv.ID, inv.Guarantee, inv.Statement)
 	}
-	w("\n## Guarantees\n\n| ID | title | statement |\n|---|---|---|\n")
+	// The statements are guarantees.md's, with what proves each: one
+	// place, linked from here.
+	w("\n## Guarantees\n\nEach guarantee's statement and what proves it: [guarantees.md](guarantees.md).\n\n| ID | title |\n|---|---|\n")
 	for _, g := range Guarantees() {
-		w("| %s | %s | %s |\n", g.ID, g.Title, g.Statement)
+		w("| %s | [%s](guarantees.md#%s-%s) |\n", g.ID, g.Title, strings.ToLower(string(g.ID)), strings.ReplaceAll(g.Title, " ", "-"))
 	}
 	return b.String()
 }
