@@ -149,30 +149,32 @@ func TestFPTable(t *testing.T) {
 	assert.False(t, isNew)
 }
 
-// The disk frontier gives back the encodings pushed, in order, after a
-// reset too.
-func TestDiskFrontierKeepsOrder(t *testing.T) {
+// Both kinds of level, in memory and in a file, give back through the
+// interface the search uses the encodings pushed, in order, after a reset
+// too.
+func TestLevelQueuesKeepOrder(t *testing.T) {
 	sp := &spill{temp: newTestTemp(t)}
-	f := newDiskFrontier(sp)
-	for round := range 2 {
-		f.reset()
-		var want []model.Encoding
-		for i := range 3000 {
-			var e model.Encoding
-			for j := range e {
-				if (i+j+round)%5 == 0 {
-					e[j] = byte(i + j)
+	for _, q := range []levelQueue{&frontier{}, newDiskFrontier(sp)} {
+		for round := range 2 {
+			q.reset()
+			var want []model.Encoding
+			for i := range 3000 {
+				var e model.Encoding
+				for j := range e {
+					if (i*7+j+round)%5 == 0 {
+						e[j] = byte(i + j)
+					}
 				}
+				q.push(&e)
+				want = append(want, e)
 			}
-			f.push(&e)
-			want = append(want, e)
-		}
-		require.Equal(t, len(want), f.count())
-		f.rewind()
-		for i := range want {
-			var e model.Encoding
-			f.next(&e)
-			require.Equal(t, want[i], e, "state %d", i)
+			require.Equal(t, len(want), q.count())
+			q.rewind()
+			for i := range want {
+				var e model.Encoding
+				q.next(&e)
+				require.Equal(t, want[i], e, "%T state %d", q, i)
+			}
 		}
 	}
 	require.NoError(t, sp.close())

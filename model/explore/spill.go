@@ -101,9 +101,7 @@ func (f *diskFrontier) next(e *model.Encoding) { f.read(e) }
 // diskFrontier is a level in a file, each state packed as frontier packs
 // it (the bitmap of its nonzero bytes, then those bytes).
 type diskFrontier struct {
-	s   *spill
-	f   TempFile
-	w   *bufio.Writer
+	spillFile
 	r   *bufio.Reader
 	buf []byte
 	n   int
@@ -114,11 +112,7 @@ type diskFrontier struct {
 }
 
 func newDiskFrontier(s *spill) *diskFrontier {
-	f := s.create()
-	if f == nil {
-		return &diskFrontier{s: s}
-	}
-	return &diskFrontier{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer), r: bufio.NewReaderSize(nil, spillBuffer)}
+	return &diskFrontier{spillFile: s.file(), r: bufio.NewReaderSize(nil, spillBuffer)}
 }
 
 func (f *diskFrontier) push(e *model.Encoding) {
@@ -176,22 +170,14 @@ func (f *diskFrontier) read(e *model.Encoding) {
 // diskLinks keeps the parent links in a file: 6 bytes a state, written in
 // order, read one record per step of a trace.
 type diskLinks struct {
-	s     *spill
-	f     TempFile
-	w     *bufio.Writer
+	spillFile
 	dirty bool
 	rec   [linkRecord]byte
 }
 
 const linkRecord = 6
 
-func newDiskLinks(s *spill) *diskLinks {
-	f := s.create()
-	if f == nil {
-		return &diskLinks{s: s}
-	}
-	return &diskLinks{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer)}
-}
+func newDiskLinks(s *spill) *diskLinks { return &diskLinks{spillFile: s.file()} }
 
 func (l *diskLinks) put(parent int32, via uint16) {
 	if l.s.err != nil {
@@ -228,9 +214,7 @@ func (l *diskLinks) get(i int32) (int32, uint16) {
 // flags. Targets are named by fingerprint because the fingerprint mode
 // keeps no state numbers in memory; load numbers them afterwards.
 type diskGraph struct {
-	s    *spill
-	f    TempFile
-	w    *bufio.Writer
+	spillFile
 	src  uint64
 	num  int32
 	row  []byte
@@ -242,13 +226,7 @@ type diskGraph struct {
 	release func()
 }
 
-func newDiskGraph(s *spill) *diskGraph {
-	f := s.create()
-	if f == nil {
-		return &diskGraph{s: s}
-	}
-	return &diskGraph{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer)}
-}
+func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file()} }
 
 // startNode ends the previous state's row and begins state num's.
 func (g *diskGraph) startNode(num int32, fp uint64) {
@@ -336,7 +314,7 @@ func (g *diskGraph) load() (*graph, *diskIDs, *blocks[int32]) {
 		out.finish()
 		return out, &diskIDs{g: g}, nums
 	}
-	named := newSpillFile(g.s)
+	named := g.s.file()
 	g.nameSteps(named, nums)
 	if g.release != nil {
 		g.release() // the names go before the graph comes
@@ -365,7 +343,7 @@ func (g *diskGraph) load() (*graph, *diskIDs, *blocks[int32]) {
 // nameSteps writes each row's steps to named with their targets named by
 // row number, leaving out steps to states without a row, and records each
 // row's number in the search in nums.
-func (g *diskGraph) nameSteps(named *spillFile, nums *blocks[int32]) {
+func (g *diskGraph) nameSteps(named spillFile, nums *blocks[int32]) {
 	names := make(fpPairs, 2*g.rows)
 	g.rowsDo(func(src uint64, num int32, _ []byte) {
 		r := nums.len()
@@ -416,12 +394,14 @@ type spillFile struct {
 	w *bufio.Writer
 }
 
-func newSpillFile(s *spill) *spillFile {
+// file makes a new file with its write buffer (no file after an error:
+// every use checks the spill's error first).
+func (s *spill) file() spillFile {
 	f := s.create()
 	if f == nil {
-		return &spillFile{s: s}
+		return spillFile{s: s}
 	}
-	return &spillFile{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer)}
+	return spillFile{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer)}
 }
 
 func (f *spillFile) write(b []byte) {
