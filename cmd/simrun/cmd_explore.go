@@ -22,22 +22,27 @@ import (
 
 // exploreJSON is the JSON form of one exploration (docs/model.md).
 type exploreJSON struct {
-	Design          string          `json:"design"`
-	Bounds          boundsJSON      `json:"bounds"`
-	States          int             `json:"states"`
-	Transitions     int             `json:"transitions"`
-	Depth           int             `json:"depth"`
-	Seconds         float64         `json:"seconds"`
-	StatesPerSecond float64         `json:"states_per_second"`
-	Exhausted       bool            `json:"exhausted"`
-	Workers         int             `json:"workers"`
-	ResidentBytes   uint64          `json:"resident_bytes"`
-	BytesPerState   float64         `json:"resident_bytes_per_state"`
-	Stopped         bool            `json:"stopped_when_found,omitempty"`
-	Expected        []string        `json:"expected"`
-	Violations      []violationJSON `json:"violations"`
-	Covered         []string        `json:"covered"`
-	Liveness        livenessJSON    `json:"liveness"`
+	Design          string     `json:"design"`
+	Bounds          boundsJSON `json:"bounds"`
+	States          int        `json:"states"`
+	Transitions     int        `json:"transitions"`
+	Depth           int        `json:"depth"`
+	Seconds         float64    `json:"seconds"`
+	StatesPerSecond float64    `json:"states_per_second"`
+	Exhausted       bool       `json:"exhausted"`
+	Workers         int        `json:"workers"`
+	ResidentBytes   uint64     `json:"resident_bytes"`
+	BytesPerState   float64    `json:"resident_bytes_per_state"`
+	// BaselineBytes is the resident set before the exploration began;
+	// AddedPerState is what the exploration added, per state.
+	BaselineBytes uint64          `json:"baseline_resident_bytes"`
+	AddedPerState float64         `json:"added_resident_bytes_per_state"`
+	Fingerprints  bool            `json:"fingerprints"`
+	Stopped       bool            `json:"stopped_when_found,omitempty"`
+	Expected      []string        `json:"expected"`
+	Violations    []violationJSON `json:"violations"`
+	Covered       []string        `json:"covered"`
+	Liveness      livenessJSON    `json:"liveness"`
 }
 
 // livenessJSON is the convergence check over the whole graph: checked only
@@ -80,7 +85,7 @@ type violationJSON struct {
 func cmdExplore(e *env, args []string) int {
 	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
 		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]",
-		"               [--workers N] [--liveness] [--mermaid] [--scenarios DIR]")
+		"               [--workers N] [--liveness] [--fingerprints] [--mermaid] [--scenarios DIR]")
 	def := model.ExhaustiveBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored (0: no bound, to the end of the state space)")
@@ -99,6 +104,7 @@ func cmdExplore(e *env, args []string) int {
 	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately")
 	workers := fs.Int("workers", 1, "goroutines expanding states (the same states and traces for every count)")
 	liveness := fs.Bool("liveness", true, "check convergence over the whole graph when the state space is exhausted")
+	fingerprints := fs.Bool("fingerprints", false, "keep only the visited states' fingerprints in memory (about 12 bytes a state), the rest in temporary files")
 	mermaid := fs.Bool("mermaid", false, "also print each counterexample as a Mermaid sequence diagram")
 	scenarios := fs.String("scenarios", "", "write each counterexample as a scenario file (and a Mermaid .mmd beside it) into `DIR`")
 	if err := fs.Parse(args); err != nil {
@@ -122,7 +128,8 @@ func cmdExplore(e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym,
-		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20, Workers: *workers, Liveness: *liveness}
+		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20, Workers: *workers, Liveness: *liveness,
+		Fingerprints: *fingerprints, TempFiles: osTemp{}}
 	if *list {
 		// Named bounds are explored; with none, the list is designs.json's,
 		// recorded at model.DefaultBounds (depth 14, two programs): the
@@ -152,13 +159,20 @@ func cmdExplore(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "simrun explore: %v (see --list-designs)\n", err)
 		return exitUsage
 	}
+	baseline := residentBytes("VmRSS:")
 	r, err := explore.Run(d, opts)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
 		return exitUsage
 	}
 	if *asJSON {
-		if err := writeJSON(e.stdout, toJSON(d, r)); err != nil {
+		j := toJSON(d, r)
+		j.Fingerprints = opts.Fingerprints
+		j.BaselineBytes = baseline
+		if j.ResidentBytes > baseline {
+			j.AddedPerState = float64(j.ResidentBytes-baseline) / float64(max(r.States, 1))
+		}
+		if err := writeJSON(e.stdout, j); err != nil {
 			fmt.Fprintf(e.stderr, "simrun explore: %v\n", err)
 			return exitProblem
 		}
@@ -405,7 +419,7 @@ func writeResult(w io.Writer, d model.Design, r explore.Result) {
 
 func toJSON(d model.Design, r explore.Result) exploreJSON {
 	b := r.Bounds
-	rss := residentBytes()
+	rss := residentBytes("VmHWM:")
 	out := exploreJSON{
 		Design:          d.Name,
 		Bounds:          boundsJSON{b.Procs, b.Names, b.Programs, b.Kernels, b.Sources, b.Foreign, b.Depth},
@@ -490,10 +504,10 @@ func orDash(s string) string {
 	return s
 }
 
-// residentBytes is the process's peak resident set (VmHWM in
-// /proc/self/status), 0 where there is none: with one exploration per
-// process, what it took.
-func residentBytes() uint64 {
+// residentBytes is a resident-set figure of /proc/self/status: the peak
+// (VmHWM; with one exploration per process, what it took) or the current
+// one (VmRSS); 0 where there is none.
+func residentBytes(field string) uint64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -501,7 +515,7 @@ func residentBytes() uint64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(field)); ok {
 			kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(rest, []byte("kB")))), 10, 64)
 			if err != nil {
 				return 0

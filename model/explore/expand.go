@@ -35,8 +35,9 @@ type succ struct {
 type chunk struct {
 	encs    []model.Encoding
 	succ    []succ
-	first   []int // index in succ of each state's first successor
-	counts  []int // successors of each state
+	first   []int    // index in succ of each state's first successor
+	counts  []int    // successors of each state
+	fps     []uint64 // each state's fingerprint (expander.stateFPs)
 	covered uint64
 	done    chan struct{}
 }
@@ -49,10 +50,24 @@ type expander struct {
 	d         *model.Design
 	b         model.Bounds
 	symmetric bool
-	alphabet  []spec.Op
-	covers    []model.Cover
-	invs      []spec.InvariantID
-	bit       map[spec.InvariantID]uint32
+	// stateFPs has each expanded state's own fingerprint computed too:
+	// the fingerprint mode names the liveness graph's states by it.
+	stateFPs bool
+	alphabet []spec.Op
+	covers   []model.Cover
+	invs     []spec.InvariantID
+	bit      map[spec.InvariantID]uint32
+	// chunks are kept from level to level: their slices grow to a level's
+	// widest states once, not once a level.
+	chunks []*chunk
+}
+
+// chunkPool returns n chunks, made on first use.
+func (x *expander) chunkPool(n int) []*chunk {
+	for len(x.chunks) < n {
+		x.chunks = append(x.chunks, &chunk{encs: make([]model.Encoding, 0, chunkStates), done: make(chan struct{}, 1)})
+	}
+	return x.chunks[:n]
 }
 
 func newExpander(d *model.Design, b model.Bounds, symmetric bool) *expander {
@@ -70,6 +85,7 @@ type worker struct {
 	x       *expander
 	checker *model.Checker
 	buf     []model.Outcome
+	state   model.State // the state being expanded: a field, not a local that escapes per state
 	viol    []spec.InvariantID
 	covered uint64 // covers this worker has seen reached
 }
@@ -89,20 +105,24 @@ func (w *worker) mask(ids []spec.InvariantID) uint32 {
 // expand computes every successor of the chunk's states.
 func (w *worker) expand(c *chunk) {
 	x := w.x
-	c.succ, c.first, c.counts, c.covered = c.succ[:0], c.first[:0], c.counts[:0], 0
+	c.succ, c.first, c.counts, c.fps, c.covered = c.succ[:0], c.first[:0], c.counts[:0], c.fps[:0], 0
 	all := uint64(1)<<len(x.covers) - 1
 	for k := range c.encs {
-		s := c.encs[k].Decode()
+		w.state = c.encs[k].Decode()
+		s := &w.state
+		if x.stateFPs {
+			c.fps = append(c.fps, c.encs[k].Fingerprint())
+		}
 		c.first = append(c.first, len(c.succ))
 		for _, op := range x.alphabet {
-			w.buf = model.StepAppend(w.buf[:0], x.d, x.b, &s, op)
+			w.buf = model.StepAppend(w.buf[:0], x.d, x.b, s, op)
 			for o := range w.buf {
 				out := &w.buf[o]
-				t := model.Transition{Prev: &s, Out: out}
+				t := model.Transition{Prev: s, Out: out}
 				c.succ = append(c.succ, succ{op: out.Op})
 				sc := &c.succ[len(c.succ)-1]
 				sc.stepViol = w.mask(w.checker.ViolatedByStep(w.viol[:0], t))
-				if out.Next == s {
+				if out.Next == *s {
 					// A step back to s itself (about a quarter of them):
 					// s is canonical and seen already.
 					sc.self = true
@@ -157,20 +177,20 @@ func edgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 // expandLevel expands every state of level and hands each chunk to merge,
 // in the level's order. With more than one worker, goroutines expand chunks
 // ahead while merge runs; stopped, read after each merge, ends the level.
-func (x *expander) expandLevel(level *frontier, workers int, merge func(*chunk), stopped func() bool) {
-	var cur cursor
+func (x *expander) expandLevel(level levelQueue, workers int, merge func(*chunk), stopped func() bool) {
+	level.rewind()
 	fill := func(c *chunk, left int) int {
 		n := min(left, chunkStates)
 		c.encs = c.encs[:n]
 		for k := range n {
-			level.pop(&cur, &c.encs[k])
+			level.next(&c.encs[k])
 		}
 		return n
 	}
 	if workers <= 1 {
 		w := x.newWorker()
-		c := &chunk{encs: make([]model.Encoding, 0, chunkStates)}
-		for left := level.n; left > 0 && !stopped(); {
+		c := x.chunkPool(1)[0]
+		for left := level.count(); left > 0 && !stopped(); {
 			left -= fill(c, left)
 			w.expand(c)
 			merge(c)
@@ -178,14 +198,14 @@ func (x *expander) expandLevel(level *frontier, workers int, merge func(*chunk),
 		return
 	}
 	pool := make(chan *chunk, 2*workers+2)
-	for range cap(pool) {
-		pool <- &chunk{encs: make([]model.Encoding, 0, chunkStates), done: make(chan struct{}, 1)}
+	for _, c := range x.chunkPool(cap(pool)) {
+		pool <- c
 	}
 	jobs := make(chan *chunk, cap(pool))
 	order := make(chan *chunk, cap(pool))
 	var halt atomic.Bool
 	go func() {
-		for left := level.n; left > 0 && !halt.Load(); {
+		for left := level.count(); left > 0 && !halt.Load(); {
 			c := <-pool
 			left -= fill(c, left)
 			order <- c

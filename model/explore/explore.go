@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"runtime/debug"
 	"runtime/metrics"
 	"time"
 
@@ -48,6 +49,15 @@ type Options struct {
 	// exhausts the state space, checks convergence over the whole graph
 	// (Result.Liveness).
 	Liveness bool
+	// Fingerprints keeps in memory only the visited states' fingerprints
+	// (fpTable, 10 to 12.5 bytes a state), as TLC does: the levels of the
+	// search, the parent links and the liveness graph's steps go to
+	// files made by TempFiles, traces are rebuilt from the links, and the
+	// liveness graph is read back and numbered after the search. The same
+	// states, traces and verdicts as without it.
+	Fingerprints bool
+	// TempFiles makes the fingerprint mode's files (required with it).
+	TempFiles TempFiles
 }
 
 // Violation is the shortest trace found that breaks one invariant.
@@ -91,6 +101,9 @@ type Result struct {
 	Liveness Liveness
 	// Workers is the number of goroutines that expanded states.
 	Workers int
+	// VisitedBytes is the memory the visited set held at the end of the
+	// search (fingerprints, and state numbers when kept in memory).
+	VisitedBytes uint64
 }
 
 // StatesPerSecond is the exploration rate.
@@ -129,11 +142,19 @@ func Run(d model.Design, opts Options) (Result, error) {
 	return r, err
 }
 
-// searched is what a run keeps of the graph it explored.
+// searched is what a run keeps of the graph it explored (nil in the
+// fingerprint mode, which keeps it on disk).
 type searched struct {
 	g     *graph
 	links *links
 	seen  *fpSet
+}
+
+// visitedSet is the set of visited states by fingerprint: fpSet, which can
+// keep each state's number beside it, or fpTable, which keeps nothing but
+// the fingerprints.
+type visitedSet interface {
+	addID(fp uint64, id uint32) (uint32, bool)
 }
 
 func run(d model.Design, opts Options) (Result, searched, error) {
@@ -164,21 +185,56 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	// it, enough to rebuild a shortest trace. Only the level being expanded
 	// and the next one are kept whole. The liveness check also keeps the
 	// quiet steps between states (graph), numbered as links numbers them.
-	seen := newFPSet()
-	var g *graph
-	if opts.Liveness {
-		seen.withIDs()
-		g = &graph{}
+	// The fingerprint mode keeps the fingerprints alone in memory and the
+	// rest in files (spill).
+	var (
+		seen        visitedSet
+		memSeen     *fpSet
+		table       *fpTable
+		g           *graph
+		dg          *diskGraph
+		links       *links
+		level, next levelQueue
+		sp          = &spill{temp: opts.TempFiles}
+	)
+	defer sp.close()
+	if opts.Fingerprints {
+		table = newFPTable(debug.FreeOSMemory)
+		seen = table
+		defer table.free()
+		links = newLinksIn(newDiskLinks(sp))
+		level, next = newDiskFrontier(sp), newDiskFrontier(sp)
+		if opts.Liveness {
+			dg = newDiskGraph(sp)
+			dg.release = debug.FreeOSMemory
+			x.stateFPs = true
+		}
+		if sp.err != nil {
+			return Result{}, searched{}, sp.err
+		}
+	} else {
+		memSeen = newFPSet()
+		seen = memSeen
+		if opts.Liveness {
+			memSeen.withIDs()
+			g = &graph{}
+		}
+		links = newLinks()
+		level, next = &frontier{}, &frontier{}
 	}
-	seen.add(enc.Fingerprint())
-	links := newLinks()
-	level, next := &frontier{}, &frontier{}
+	seen.addID(enc.Fingerprint(), 0)
 	level.push(&enc)
 	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
+	memory := func() uint64 {
+		if table != nil {
+			return heapBytes() + table.bytes()
+		}
+		return heapBytes()
+	}
 
 	res := Result{Design: d.Name, Bounds: b, Workers: workers}
 	bounded := b.Depth > 0
-	for depth := 0; (!bounded || depth < b.Depth) && level.n > 0 && !res.Truncated; depth++ {
+	for depth := 0; (!bounded || depth < b.Depth) && level.count() > 0 && !res.Truncated && sp.err == nil; depth++ {
 		res.Depth = depth + 1
 		keep := !bounded || depth+1 < b.Depth // the next level is expanded only within the bound
 		next.reset()
@@ -195,7 +251,12 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				if g != nil {
 					g.startNode()
 				}
-				for _, sc := range c.succ[c.first[j] : c.first[j]+cnt] {
+				if dg != nil {
+					dg.startNode(i, c.fps[j])
+				}
+				row := c.succ[c.first[j] : c.first[j]+cnt]
+				for k := range row {
+					sc := &row[k] // by reference: a copy would escape through the level's interface
 					res.Transitions++
 					target, isNew := uint32(i), false
 					if !sc.self {
@@ -223,6 +284,9 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					if g != nil && sc.edge&edgeQuiet != 0 && !sc.self {
 						g.add(target, sc.edge)
 					}
+					if dg != nil && sc.edge&edgeQuiet != 0 && sc.edge&edgeConverged == 0 && !sc.self {
+						dg.add(sc.fp, sc.edge)
+					}
 					for viol != 0 {
 						bit := bits.TrailingZeros32(viol)
 						viol &^= 1 << bit
@@ -238,7 +302,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					lastReport = time.Now()
 					el := lastReport.Sub(start).Seconds()
 					fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, queue %d, %d transitions, %.0f states/s\n",
-						d.Name, depth+1, states, level.n-k+next.n, res.Transitions, float64(states)/el)
+						d.Name, depth+1, states, level.count()-k+next.count(), res.Transitions, float64(states)/el)
 				}
 				if opts.MaxStates > 0 && states >= opts.MaxStates {
 					res.Truncated, stop = true, true
@@ -248,22 +312,34 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					res.Interrupted, res.Truncated, stop = true, true, true
 					return
 				}
-				if kk&4095 == 0 && opts.MaxHeapBytes > 0 && heapBytes() > opts.MaxHeapBytes {
+				if kk&4095 == 0 && sp.err != nil {
+					stop = true
+					return
+				}
+				if kk&4095 == 0 && opts.MaxHeapBytes > 0 && memory() > opts.MaxHeapBytes {
 					res.OutOfMemory, res.Truncated, stop = true, true, true
 					return
 				}
 			}
 		}
 		x.expandLevel(level, workers, merge, func() bool { return stop })
-		base += level.n
+		base += level.count()
 		level, next = next, level
 		if allFound(found, opts.StopWhenFound) {
 			res.Stopped = true
 			break
 		}
 	}
+	if sp.err != nil {
+		return Result{}, searched{}, sp.err
+	}
 	res.Exhausted = pending == 0 && !res.Truncated && !res.Stopped
 	res.States = states
+	if table != nil {
+		res.VisitedBytes = table.bytes()
+	} else {
+		res.VisitedBytes = uint64(len(memSeen.slots))*8 + uint64(len(memSeen.ids))*4
+	}
 	res.Seconds = time.Since(start).Seconds()
 	for _, inv := range spec.Invariants() {
 		if v, ok := found[inv.ID]; ok {
@@ -278,13 +354,29 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	if g != nil && res.Exhausted {
 		g.finish()
-		res.Liveness = checkLiveness(&d, b, g, links, seen, x.symmetric)
+		res.Liveness = checkLiveness(&d, b, g, links, memSeen, x.symmetric)
+	}
+	if dg != nil && res.Exhausted {
+		// The search is over: the fingerprints are not needed to judge
+		// the graph, so their memory goes before the graph's comes.
+		table.free()
+		lg, ids, nums := dg.load()
+		if sp.err != nil {
+			return Result{}, searched{}, sp.err
+		}
+		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, x.symmetric)
+		if sp.err != nil {
+			return Result{}, searched{}, sp.err
+		}
 	}
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
 			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
-	return res, searched{g, links, seen}, nil
+	if opts.Fingerprints {
+		return res, searched{}, nil
+	}
+	return res, searched{g, links, memSeen}, nil
 }
 
 // stopped reports whether stop is closed, without waiting.

@@ -61,10 +61,26 @@ func (g *graph) row(v int) (int, int) { return int(g.off.at(v)), int(g.off.at(v 
 // and not a converged launch.
 func (g *graph) live(e int) bool { return g.flags.at(e)&edgeConverged == 0 }
 
+// statePaths gives the shortest trace to a state of the graph (links, or
+// renumbered in the fingerprint mode).
+type statePaths interface{ path(v int32) []spec.Op }
+
+// stateIDs names a state of the graph by its fingerprint (fpSet).
+type stateIDs interface {
+	lookup(fp uint64) (uint32, bool)
+}
+
+// componentIDs is a stateIDs that names only the states of one component
+// once it is known (diskIDs: the fingerprint mode keeps no names in
+// memory while it searches for components).
+type componentIDs interface {
+	only(members []int32) stateIDs
+}
+
 // checkLiveness finds the components of the graph of live edges (Tarjan,
 // without recursion) and judges each for a fair cycle. The first fair
 // component found gives the lasso.
-func checkLiveness(d *model.Design, b model.Bounds, g *graph, l *links, seen *fpSet, symmetric bool) Liveness {
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, symmetric bool) Liveness {
 	res := Liveness{Checked: true}
 	n := g.nodes()
 	index := make([]int32, n) // 0: not visited; else 1+discovery order
@@ -139,6 +155,9 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l *links, seen *fp
 		}
 	}
 	if fair != nil {
+		if c, ok := seen.(componentIDs); ok {
+			seen = c.only(fair)
+		}
 		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, symmetric); ok {
 			res.Violations = append(res.Violations, lasso)
 		}
@@ -225,7 +244,7 @@ type pnode struct {
 // component that finalizes on every process and comes back, rebuilt op by
 // op by stepping the model again from the concrete state (the explorer
 // keeps no states, only fingerprints).
-func buildLasso(d *model.Design, b model.Bounds, g *graph, l *links, seen *fpSet, members []int32, comp []int32, symmetric bool) (Lasso, bool) {
+func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, members []int32, comp []int32, symmetric bool) (Lasso, bool) {
 	v := members[0]
 	for _, m := range members {
 		v = min(v, m)

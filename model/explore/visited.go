@@ -115,22 +115,38 @@ func (s *fpSet) grow() {
 
 // links holds, for every visited state but the first (numbered in the order
 // they were found), the state it was first reached from and the op that
-// reached it: 6 bytes a state. Ops are kept as indexes into a table of the
-// distinct ops seen (the alphabet and its crash branches), the top bit
-// saying whether the canonical form swapped the processes.
+// reached it: 6 bytes a state, in memory (memLinks) or in a file
+// (diskLinks). Ops are kept as indexes into a table of the distinct ops
+// seen (the alphabet and its crash branches), the top bit saying whether
+// the canonical form swapped the processes.
 type links struct {
+	store linkStore
+	ops   []spec.Op
+	opID  map[spec.Op]uint16
+}
+
+// linkStore keeps the links by state number.
+type linkStore interface {
+	put(parent int32, via uint16)
+	get(i int32) (parent int32, via uint16)
+}
+
+// memLinks keeps the links in fixed-size blocks.
+type memLinks struct {
 	parent blocks[int32]
 	via    blocks[uint16]
-	ops    []spec.Op
-	opID   map[spec.Op]uint16
 }
+
+func (m *memLinks) put(parent int32, via uint16) { m.parent.add(parent); m.via.add(via) }
+func (m *memLinks) get(i int32) (int32, uint16)  { return m.parent.at(int(i)), m.via.at(int(i)) }
 
 const swappedBit = 1 << 15
 
-func newLinks() *links {
-	l := &links{opID: map[spec.Op]uint16{}}
-	l.parent.add(-1)
-	l.via.add(0)
+func newLinks() *links { return newLinksIn(&memLinks{}) }
+
+func newLinksIn(store linkStore) *links {
+	l := &links{store: store, opID: map[spec.Op]uint16{}}
+	l.store.put(-1, 0)
 	return l
 }
 
@@ -148,8 +164,7 @@ func (l *links) add(i int32, op spec.Op, swapped bool) {
 	if swapped {
 		id |= swappedBit
 	}
-	l.parent.add(i)
-	l.via.add(id)
+	l.store.put(i, id)
 }
 
 // path rebuilds the ops from the start state to state i.
@@ -164,8 +179,11 @@ func (l *links) path(i int32) []spec.Op {
 // swap to a canonical state composes into it.
 func (l *links) trace(i int32, last spec.Op) []spec.Op {
 	var chain []int32
-	for j := i; j > 0; j = l.parent.at(int(j)) {
-		chain = append(chain, j)
+	var vias []uint16
+	for j := i; j > 0; {
+		parent, via := l.store.get(j)
+		chain, vias = append(chain, j), append(vias, via)
+		j = parent
 	}
 	perm := [2]spec.Proc{0, 1}
 	rename := func(op spec.Op) spec.Op {
@@ -176,7 +194,7 @@ func (l *links) trace(i int32, last spec.Op) []spec.Op {
 	}
 	out := make([]spec.Op, 0, len(chain)+1)
 	for k := len(chain) - 1; k >= 0; k-- {
-		v := l.via.at(int(chain[k]))
+		v := vias[k]
 		out = append(out, rename(l.ops[v&^swappedBit]))
 		if v&swappedBit != 0 {
 			perm[0], perm[1] = perm[1], perm[0]
@@ -211,6 +229,7 @@ type frontier struct {
 	b   [][]byte
 	cur int // the block being filled
 	n   int
+	rd  cursor // where next reads
 }
 
 const (
@@ -236,12 +255,15 @@ func (f *frontier) push(e *model.Encoding) {
 			f.b = append(f.b, make([]byte, 0, frontBlock))
 		}
 	}
-	k := f.cur
-	blk := f.b[k]
+	f.b[f.cur] = appendPacked(f.b[f.cur], e)
+	f.n++
+}
+
+// appendPacked appends e with its zero bytes left out: the bitmap of its
+// nonzero bytes, then those bytes.
+func appendPacked(blk []byte, e *model.Encoding) []byte {
 	at := len(blk)
-	blk = blk[:at+bitmapSize]
-	present := blk[at:]
-	clear(present)
+	blk = append(blk, make([]byte, bitmapSize)...)
 	j := 0
 	for ; j+8 <= len(e); j += 8 {
 		w := binary.LittleEndian.Uint64(e[j:])
@@ -250,19 +272,31 @@ func (f *frontier) push(e *model.Encoding) {
 		}
 		// The top bit of each nonzero byte, gathered into one byte.
 		nz := ((w & lows7) + lows7 | w) &^ lows7
-		present[j/8] = byte((nz >> 7) * gather >> 56)
+		blk[at+j/8] = byte((nz >> 7) * gather >> 56)
 		for ; nz != 0; nz &= nz - 1 {
 			blk = append(blk, e[j+bits.TrailingZeros64(nz)/8])
 		}
 	}
 	for ; j < len(e); j++ {
 		if c := e[j]; c != 0 {
-			present[j/8] |= 1 << (j % 8)
+			blk[at+j/8] |= 1 << (j % 8)
 			blk = append(blk, c)
 		}
 	}
-	f.b[k] = blk
-	f.n++
+	return blk
+}
+
+// unpack writes into e the encoding packed as present (the bitmap) and
+// vals (the nonzero bytes).
+func unpack(present, vals []byte, e *model.Encoding) {
+	*e = model.Encoding{}
+	at := 0
+	for w, m := range present {
+		for ; m != 0; m &= m - 1 {
+			e[w*8+bits.TrailingZeros8(m)] = vals[at]
+			at++
+		}
+	}
 }
 
 // A cursor reads a frontier from the start.
@@ -275,15 +309,13 @@ func (f *frontier) pop(c *cursor, e *model.Encoding) {
 	}
 	blk := f.b[c.blk]
 	present := blk[c.at : c.at+bitmapSize]
-	at := c.at + bitmapSize
-	*e = model.Encoding{}
-	for w, m := range present {
-		for ; m != 0; m &= m - 1 {
-			e[w*8+bits.TrailingZeros8(m)] = blk[at]
-			at++
-		}
+	n := 0
+	for _, m := range present {
+		n += bits.OnesCount8(m)
 	}
-	c.at = at
+	at := c.at + bitmapSize
+	unpack(present, blk[at:at+n], e)
+	c.at = at + n
 }
 
 func (c *blocks[T]) len() int {

@@ -1,0 +1,462 @@
+package explore
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"sort"
+
+	"github.com/xpwc/xpwc/model"
+	"github.com/xpwc/xpwc/spec"
+)
+
+// TempFiles makes the fingerprint mode's temporary files (Options): the
+// package does no I/O of its own, so the caller says where they go (simrun
+// puts them in the system's temporary directory).
+type TempFiles interface {
+	// Create returns a new empty file, read and written through the
+	// handle alone, gone once closed.
+	Create() (TempFile, error)
+}
+
+// TempFile is one temporary file (*os.File has these methods).
+type TempFile interface {
+	io.ReadWriteSeeker
+	io.ReaderAt
+	Truncate(size int64) error
+	Close() error
+}
+
+// spill holds the temporary files of the fingerprint mode: what TLC keeps
+// on disk, here the two levels of the breadth-first search, the parent
+// links and the liveness graph's steps. Every file is written once in
+// order and read back in order, but for the parent links, which a trace
+// reads one record at a time. The first I/O error is kept and ends the
+// run.
+type spill struct {
+	temp  TempFiles
+	files []TempFile
+	err   error
+}
+
+// spillBuffer is each file's buffer: large enough for sequential I/O,
+// small beside the fingerprints.
+const spillBuffer = 64 << 10
+
+func (s *spill) create() TempFile {
+	if s.err != nil {
+		return nil
+	}
+	if s.temp == nil {
+		s.fail(ErrNoTempFiles)
+		return nil
+	}
+	f, err := s.temp.Create()
+	if err != nil {
+		s.fail(fmt.Errorf("explore: temporary file: %w", err))
+		return nil
+	}
+	s.files = append(s.files, f)
+	return f
+}
+
+// ErrNoTempFiles is the fingerprint mode asked for without Options.TempFiles.
+var ErrNoTempFiles = errors.New("explore: the fingerprint mode needs temporary files (Options.TempFiles)")
+
+func (s *spill) fail(err error) {
+	if s.err == nil && err != nil {
+		s.err = err
+	}
+}
+
+// close closes every file; the first error of the run, or of closing.
+func (s *spill) close() error {
+	for _, f := range s.files {
+		s.fail(f.Close())
+	}
+	s.files = nil
+	return s.err
+}
+
+// levelQueue is one level of the search: the states pushed, read back in
+// the order they were pushed.
+type levelQueue interface {
+	push(*model.Encoding)
+	count() int
+	reset()
+	rewind()
+	next(*model.Encoding)
+}
+
+func (f *frontier) count() int                 { return f.n }
+func (f *frontier) rewind()                    { f.rd = cursor{} }
+func (f *frontier) next(e *model.Encoding)     { f.pop(&f.rd, e) }
+func (f *diskFrontier) count() int             { return f.n }
+func (f *diskFrontier) next(e *model.Encoding) { f.read(e) }
+
+// diskFrontier is a level in a file, each state packed as frontier packs
+// it (the bitmap of its nonzero bytes, then those bytes).
+type diskFrontier struct {
+	spillFile
+	r   *bufio.Reader
+	buf []byte
+	n   int
+	// Scratch for read: fields, not locals, which would escape through
+	// io.ReadFull once a state.
+	present [bitmapSize]byte
+	vals    [model.EncodedSize]byte
+}
+
+func newDiskFrontier(s *spill) *diskFrontier {
+	return &diskFrontier{spillFile: s.file(), r: bufio.NewReaderSize(nil, spillBuffer)}
+}
+
+func (f *diskFrontier) push(e *model.Encoding) {
+	f.n++
+	if f.s.err != nil {
+		return
+	}
+	f.buf = appendPacked(f.buf[:0], e)
+	_, err := f.w.Write(f.buf)
+	f.s.fail(err)
+}
+
+func (f *diskFrontier) reset() {
+	f.n = 0
+	if f.s.err != nil {
+		return
+	}
+	f.s.fail(f.f.Truncate(0))
+	_, err := f.f.Seek(0, io.SeekStart)
+	f.s.fail(err)
+	f.w.Reset(f.f)
+}
+
+func (f *diskFrontier) rewind() {
+	if f.s.err != nil {
+		return
+	}
+	f.s.fail(f.w.Flush())
+	_, err := f.f.Seek(0, io.SeekStart)
+	f.s.fail(err)
+	f.r.Reset(f.f)
+}
+
+func (f *diskFrontier) read(e *model.Encoding) {
+	*e = model.Encoding{}
+	if f.s.err != nil {
+		return
+	}
+	present, vals := f.present[:], f.vals[:]
+	if _, err := io.ReadFull(f.r, present); err != nil {
+		f.s.fail(fmt.Errorf("explore: read level: %w", err))
+		return
+	}
+	n := 0
+	for _, m := range present {
+		n += bits.OnesCount8(m)
+	}
+	if _, err := io.ReadFull(f.r, vals[:n]); err != nil {
+		f.s.fail(fmt.Errorf("explore: read level: %w", err))
+		return
+	}
+	unpack(present, vals[:n], e)
+}
+
+// diskLinks keeps the parent links in a file: 6 bytes a state, written in
+// order, read one record per step of a trace.
+type diskLinks struct {
+	spillFile
+	dirty bool
+	rec   [linkRecord]byte
+}
+
+const linkRecord = 6
+
+func newDiskLinks(s *spill) *diskLinks { return &diskLinks{spillFile: s.file()} }
+
+func (l *diskLinks) put(parent int32, via uint16) {
+	if l.s.err != nil {
+		return
+	}
+	rec := l.rec[:]
+	binary.LittleEndian.PutUint32(rec, uint32(parent))
+	binary.LittleEndian.PutUint16(rec[4:], via)
+	_, err := l.w.Write(rec)
+	l.s.fail(err)
+	l.dirty = true
+}
+
+func (l *diskLinks) get(i int32) (int32, uint16) {
+	if l.s.err != nil {
+		return -1, 0
+	}
+	if l.dirty {
+		l.s.fail(l.w.Flush())
+		l.dirty = false
+	}
+	var rec [linkRecord]byte
+	if _, err := l.f.ReadAt(rec[:], int64(i)*linkRecord); err != nil {
+		l.s.fail(fmt.Errorf("explore: read parent link %d: %w", i, err))
+		return -1, 0
+	}
+	return int32(binary.LittleEndian.Uint32(rec[:])), binary.LittleEndian.Uint16(rec[4:])
+}
+
+// diskGraph writes the liveness graph's steps to a file as the search
+// finds them: for each state with a step that stays in the graph the check
+// searches (quiet, not a converged launch, not back to itself), its
+// fingerprint and number, then each such step's target fingerprint and
+// flags. Targets are named by fingerprint because the fingerprint mode
+// keeps no state numbers in memory; load numbers them afterwards.
+type diskGraph struct {
+	spillFile
+	src  uint64
+	num  int32
+	row  []byte
+	outs int
+	rows int
+	hdr  [8 + 4 + binary.MaxVarintLen64]byte
+	// release returns freed memory to the operating system (as
+	// fpTable's).
+	release func()
+}
+
+func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file()} }
+
+// startNode ends the previous state's row and begins state num's.
+func (g *diskGraph) startNode(num int32, fp uint64) {
+	g.flushRow()
+	g.src, g.num, g.row, g.outs = fp, num, g.row[:0], 0
+}
+
+func (g *diskGraph) add(to uint64, flags uint8) {
+	g.row = binary.LittleEndian.AppendUint64(g.row, to)
+	g.row = append(g.row, flags)
+	g.outs++
+}
+
+func (g *diskGraph) flushRow() {
+	if g.outs == 0 || g.s.err != nil {
+		return
+	}
+	hdr := g.hdr[:]
+	binary.LittleEndian.PutUint64(hdr, g.src)
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(g.num))
+	n := binary.PutUvarint(hdr[12:], uint64(g.outs))
+	_, err := g.w.Write(hdr[:12+n])
+	g.s.fail(err)
+	_, err = g.w.Write(g.row)
+	g.s.fail(err)
+	g.rows++
+	g.outs = 0
+}
+
+// rowsDo calls fn for every row in order: source, number, and the packed
+// steps (9 bytes each: target fingerprint, flags).
+func (g *diskGraph) rowsDo(fn func(src uint64, num int32, steps []byte)) {
+	g.flushRow()
+	if g.s.err != nil {
+		return
+	}
+	g.s.fail(g.w.Flush())
+	_, err := g.f.Seek(0, io.SeekStart)
+	g.s.fail(err)
+	r := bufio.NewReaderSize(g.f, spillBuffer)
+	var buf []byte
+	hdr := make([]byte, 12)
+	for range g.rows {
+		if _, err := io.ReadFull(r, hdr); err != nil {
+			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+			return
+		}
+		n, err := binary.ReadUvarint(r)
+		if err == nil && n > 1<<20 {
+			err = errors.New("row too long")
+		}
+		if err != nil {
+			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+			return
+		}
+		if uint64(cap(buf)) < n*9 {
+			buf = make([]byte, n*9)
+		}
+		buf = buf[:n*9]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+			return
+		}
+		fn(binary.LittleEndian.Uint64(hdr), int32(binary.LittleEndian.Uint32(hdr[8:])), buf)
+	}
+}
+
+// load builds the graph the liveness check searches from the file, over
+// the states that have a step in it, numbered in the order of the search
+// (so the check visits them in the order it visits them in memory). A step
+// to a state with none is left out: no cycle goes through such a state, so
+// no component with a cycle changes. It returns the graph, the names of its
+// states by fingerprint (for the lasso), and each one's number in the
+// search (for its shortest trace).
+//
+// Naming a step's target takes every state's fingerprint at once: they are
+// sorted beside their numbers (16 bytes a state), the named steps go to a
+// file, and the names are released before the graph is read back, so the
+// two are never in memory together.
+func (g *diskGraph) load() (*graph, *diskIDs, *blocks[int32]) {
+	g.flushRow() // the last row counts
+	nums := &blocks[int32]{}
+	out := &graph{}
+	if g.rows == 0 {
+		out.finish()
+		return out, &diskIDs{g: g}, nums
+	}
+	named := g.s.file()
+	g.nameSteps(named, nums)
+	if g.release != nil {
+		g.release() // the names go before the graph comes
+	}
+	r := named.reader()
+	step := make([]byte, 5)
+	for range nums.len() {
+		out.startNode()
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+			break
+		}
+		for range n {
+			if _, err := io.ReadFull(r, step); err != nil {
+				g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+				break
+			}
+			out.add(binary.LittleEndian.Uint32(step[:]), step[4])
+		}
+	}
+	out.finish()
+	return out, &diskIDs{g: g}, nums
+}
+
+// nameSteps writes each row's steps to named with their targets named by
+// row number, leaving out steps to states without a row, and records each
+// row's number in the search in nums.
+func (g *diskGraph) nameSteps(named spillFile, nums *blocks[int32]) {
+	names := make(fpPairs, 2*g.rows)
+	g.rowsDo(func(src uint64, num int32, _ []byte) {
+		r := nums.len()
+		names[2*r], names[2*r+1] = src, uint64(r)
+		nums.add(num)
+	})
+	sort.Sort(names)
+	var rec, count []byte
+	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
+		rec = rec[:0]
+		n := 0
+		for k := 0; k < len(steps); k += 9 {
+			if id, ok := names.find(binary.LittleEndian.Uint64(steps[k:])); ok {
+				rec = binary.LittleEndian.AppendUint32(rec, id)
+				rec = append(rec, steps[k+8])
+				n++
+			}
+		}
+		count = binary.AppendUvarint(count[:0], uint64(n))
+		named.write(count)
+		named.write(rec)
+	})
+}
+
+// fpPairs is a fingerprint and a number per pair of words, sorted by
+// fingerprint for find.
+type fpPairs []uint64
+
+func (p fpPairs) Len() int           { return len(p) / 2 }
+func (p fpPairs) Less(i, j int) bool { return p[2*i] < p[2*j] }
+func (p fpPairs) Swap(i, j int) {
+	p[2*i], p[2*j] = p[2*j], p[2*i]
+	p[2*i+1], p[2*j+1] = p[2*j+1], p[2*i+1]
+}
+
+func (p fpPairs) find(fp uint64) (uint32, bool) {
+	i := sort.Search(p.Len(), func(i int) bool { return p[2*i] >= fp })
+	if i < p.Len() && p[2*i] == fp {
+		return uint32(p[2*i+1]), true
+	}
+	return 0, false
+}
+
+// spillFile is a temporary file written in order, then read in order.
+type spillFile struct {
+	s *spill
+	f TempFile
+	w *bufio.Writer
+}
+
+// file makes a new file with its write buffer (no file after an error:
+// every use checks the spill's error first).
+func (s *spill) file() spillFile {
+	f := s.create()
+	if f == nil {
+		return spillFile{s: s}
+	}
+	return spillFile{s: s, f: f, w: bufio.NewWriterSize(f, spillBuffer)}
+}
+
+func (f *spillFile) write(b []byte) {
+	if f.s.err != nil {
+		return
+	}
+	_, err := f.w.Write(b)
+	f.s.fail(err)
+}
+
+// reader reads the file from the start; on an error, an empty reader.
+func (f *spillFile) reader() *bufio.Reader {
+	if f.s.err != nil {
+		return bufio.NewReader(bytes.NewReader(nil))
+	}
+	f.s.fail(f.w.Flush())
+	_, err := f.f.Seek(0, io.SeekStart)
+	f.s.fail(err)
+	return bufio.NewReaderSize(f.f, spillBuffer)
+}
+
+// diskIDs names the states of a loaded graph by fingerprint, for the
+// lasso: only the states of the component it goes round, read from the
+// file when the component is known (componentIDs).
+type diskIDs struct {
+	g   *diskGraph
+	ids map[uint64]uint32
+}
+
+func (d *diskIDs) lookup(fp uint64) (uint32, bool) {
+	id, ok := d.ids[fp]
+	return id, ok
+}
+
+func (d *diskIDs) only(members []int32) stateIDs {
+	in := make(map[int32]bool, len(members))
+	for _, m := range members {
+		in[m] = true
+	}
+	ids := make(map[uint64]uint32, len(members))
+	row := int32(0)
+	d.g.rowsDo(func(src uint64, _ int32, _ []byte) {
+		if in[row] {
+			ids[src] = uint32(row)
+		}
+		row++
+	})
+	return &diskIDs{g: d.g, ids: ids}
+}
+
+// renumbered names the states of a loaded graph by their number in the
+// search, for their shortest traces.
+type renumbered struct {
+	l    *links
+	nums *blocks[int32]
+}
+
+func (r renumbered) path(v int32) []spec.Op { return r.l.path(r.nums.at(int(v))) }
