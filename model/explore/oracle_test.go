@@ -22,6 +22,7 @@ import (
 type naive struct {
 	states, transitions, depth int
 	levels                     []int // states first seen at each depth (level 0: the start)
+	after                      []int // states seen after expanding each state, in order
 	exhausted                  bool
 	violated                   map[spec.InvariantID]int // shortest trace length
 	covered                    []string
@@ -66,6 +67,7 @@ func naiveRun(d *model.Design, b model.Bounds, symmetric bool) naive {
 					}
 				}
 			}
+			r.after = append(r.after, r.states+len(next))
 		}
 		r.states += len(next)
 		r.levels = append(r.levels, len(next))
@@ -181,4 +183,102 @@ func TestProgressLines(t *testing.T) {
 	assert.True(t, long, "a level long enough for two lines")
 	assert.Equal(t, fmt.Sprintf("explore reference: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations",
 		r.Depth, r.States, r.Transitions, r.Seconds, r.StatesPerSecond(), len(r.Violations)), lines[len(lines)-1])
+}
+
+// The run's stops end it after the state whose successors crossed the
+// limit, or after the level in which every listed invariant was found: the
+// same states as the naive search up to there, one worker or two.
+func TestStopsAtTheExactState(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.Bounds{Procs: 2, Names: 1, Programs: 1, Kernels: 2, Sources: 1, Foreign: true, Depth: 7}
+	want := naiveRun(&d, b, true)
+	require.Greater(t, len(want.after), 50)
+	levelOf := func(i int) int { // the depth (1-based) state i of the expansion order is expanded at
+		for l, n := 0, 0; ; l++ {
+			if n += want.levels[l]; i < n {
+				return l + 1
+			}
+		}
+	}
+	for _, workers := range []int{1, 2} {
+		for _, i := range []int{3, 40} {
+			// A limit equal to a count seen stops right there; one more
+			// stops at the next state that adds any.
+			for _, limit := range []int{want.after[i], want.after[i] + 1} {
+				j := i
+				for want.after[j] < limit {
+					j++
+				}
+				r, err := Run(d, Options{Bounds: b, MaxStates: limit, Workers: workers})
+				require.NoError(t, err)
+				assert.Equal(t, want.after[j], r.States, "MaxStates %d, %d workers", limit, workers)
+				assert.Equal(t, levelOf(j), r.Depth, "MaxStates %d", limit)
+				assert.True(t, r.Truncated)
+				assert.False(t, r.Exhausted || r.Interrupted || r.OutOfMemory || r.Stopped)
+			}
+		}
+		stop := make(chan struct{})
+		close(stop)
+		r, err := Run(d, Options{Bounds: b, Stop: stop, Workers: workers})
+		require.NoError(t, err)
+		assert.Equal(t, want.after[0], r.States, "a closed Stop ends the run after the first state")
+		assert.True(t, r.Interrupted && r.Truncated)
+		assert.False(t, r.Exhausted || r.OutOfMemory)
+
+		r, err = Run(d, Options{Bounds: b, MaxHeapBytes: 1, Workers: workers})
+		require.NoError(t, err)
+		assert.Equal(t, want.after[0], r.States, "the heap is over 1 byte at the first check")
+		assert.True(t, r.OutOfMemory && r.Truncated)
+		assert.False(t, r.Exhausted || r.Interrupted)
+	}
+	assert.Positive(t, heapBytes())
+
+	// StopWhenFound: every design that breaks something within b, asked
+	// to stop at what it breaks, ends after the level of the last found.
+	stopped := 0
+	for _, d := range model.Designs() {
+		want := naiveRun(&d, b, true)
+		if len(want.violated) == 0 {
+			continue
+		}
+		stopped++
+		var invs []spec.InvariantID
+		last := 0
+		for inv, l := range want.violated {
+			invs = append(invs, inv)
+			last = max(last, l)
+		}
+		r, err := Run(d, Options{Bounds: b, StopWhenFound: invs})
+		require.NoError(t, err)
+		states := 0
+		for _, n := range want.levels[:last+1] {
+			states += n
+		}
+		assert.Equal(t, last, r.Depth, d.Name)
+		assert.Equal(t, states, r.States, d.Name)
+		assert.True(t, r.Stopped, d.Name)
+		assert.False(t, r.Exhausted || r.Truncated, d.Name)
+		assert.Len(t, r.Violations, len(invs), d.Name)
+	}
+	assert.Greater(t, stopped, 2, "designs that break something within b")
+}
+
+func TestStatesPerSecond(t *testing.T) {
+	assert.Zero(t, Result{States: 10}.StatesPerSecond(), "no time measured")
+	assert.Equal(t, 5.0, Result{States: 10, Seconds: 2}.StatesPerSecond())
+}
+
+// Without ProgressEvery, a progress line is due once a second: a run that
+// takes a few milliseconds prints only its last line.
+func TestProgressDefaultsToASecond(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	b := model.Bounds{Procs: 2, Names: 1, Programs: 1, Kernels: 2, Sources: 1, Foreign: true, Depth: 5}
+	r, err := Run(d, Options{Bounds: b, Progress: &out})
+	require.NoError(t, err)
+	require.Less(t, r.Seconds, 0.5, "too slow to tell")
+	assert.Equal(t, 1, strings.Count(out.String(), "\n"), out.String())
+	assert.Contains(t, out.String(), "done:")
 }
