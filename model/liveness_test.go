@@ -126,6 +126,31 @@ finalize proc=B
 	assert.False(t, ConvergedLaunch(b, fin))
 }
 
+// A launch that packed a name writes nothing when the same packing
+// arrived in the file meanwhile, yet it did not find the file as it
+// wants it.
+func TestLaunchThatPackedIsNotConverged(t *testing.T) {
+	b := DefaultBounds()
+	ts := transitions(t, ref(t), b, `
+init proc=A program=P1
+init proc=B program=P1
+lookup proc=A name=w0
+lookup proc=B name=w0
+reserve proc=A name=w0
+insert proc=A name=w0
+finalize proc=A
+reserve proc=B name=w0
+insert proc=B name=w0
+finalize proc=B
+`)
+	fin := ts[len(ts)-1]
+	pr := fin.Prev.Procs[1]
+	require.False(t, fin.Out.Result.Wrote)
+	require.False(t, pr.Blocked || pr.NoFile)
+	require.Equal(t, spec.EntryLoaded, pr.Ents[0].Status)
+	assert.False(t, ConvergedLaunch(b, fin))
+}
+
 func TestCurrentMeansInstalledVersions(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 3
