@@ -141,3 +141,33 @@ func withProc(s *State, p spec.Proc, pr Proc) *State {
 	c.Procs[p] = pr
 	return &c
 }
+
+// The representative of a mirror pair is the one whose processes' bytes
+// come first, and Canonical says it swapped only when it did: a state that
+// is its own mirror image is never reported swapped.
+func TestCanonicalIsTheLesserOfThePair(t *testing.T) {
+	b := DefaultBounds()
+	s := Init(b)
+	_, swapped := s.Canonical()
+	assert.False(t, swapped, "the start state is its own mirror image")
+	outs := run(t, ref(t), b, "init proc=A program=P1\ninit proc=B program=P1\nlookup proc=B name=w0\n")
+	for _, o := range outs {
+		var raw, mir, c Encoding
+		o.Next.Encode(&raw)
+		m := mirror(o.Next)
+		m.Encode(&mir)
+		swapped := o.Next.CanonicalEncoding(&c)
+		if o.Next.SelfMirror() {
+			assert.False(t, swapped, o.Op.String())
+			continue
+		}
+		lesser := raw
+		if procsLess(&mir, &raw) {
+			lesser = mir
+		}
+		assert.Equal(t, lesser, c, o.Op.String())
+		assert.Equal(t, lesser != raw, swapped, o.Op.String())
+		assert.LessOrEqual(t, string(c.procsBytes()), string(raw.procsBytes()), o.Op.String())
+		assert.LessOrEqual(t, string(c.procsBytes()), string(mir.procsBytes()), o.Op.String())
+	}
+}
