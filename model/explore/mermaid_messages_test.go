@@ -137,3 +137,21 @@ reserve proc=A name=w0
 		assert.Equal(t, mermaidHeader+c.want, pic, c.design)
 	}
 }
+
+// A lasso's cycle may start at the first op (no prefix): the whole
+// diagram is the loop box, with no red box. A cycle start past the last
+// op draws no box at all, and no unmatched end.
+func TestMermaidLoopBounds(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.DefaultBounds()
+	ops, err := spec.ParseTrace("init proc=A program=P1\nlookup proc=A name=w0\n")
+	require.NoError(t, err)
+	arrows := "    A->>F: init program=P1: load missing, file\n    A->>A: lookup name=w0: miss\n"
+	pic, err := Mermaid(&d, b, ops, 0, spec.InvConverge)
+	require.NoError(t, err)
+	assert.Equal(t, mermaidHeader+"    loop forever: no launch hits everything (I4-converge, G3)\n"+arrows+"    end\n", pic)
+	pic, err = Mermaid(&d, b, ops, len(ops), spec.InvConverge)
+	require.NoError(t, err)
+	assert.Equal(t, mermaidHeader+arrows, pic)
+}
