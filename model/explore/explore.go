@@ -178,7 +178,13 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 
 	init := model.Init(b)
 	var enc model.Encoding
-	init.CanonicalEncoding(&enc)
+	if x.symmetric {
+		init.CanonicalEncoding(&enc)
+	} else {
+		// As successors are keyed (expand): at one process the canonical
+		// form would swap the idle slot in, starting from the wrong state.
+		init.Encode(&enc)
+	}
 
 	// What is kept of each visited state: its fingerprint in seen, and in
 	// links the state it was first reached from and the op that reached
