@@ -19,6 +19,12 @@ type Design struct {
 	// Expect lists the invariants the design is known to break; empty for
 	// the reference. The explorer's tests require each to be found.
 	Expect []spec.InvariantID
+	// ExpectNeeds gives, for an expected invariant that some bounds cannot
+	// show, the least names and sources a trace breaking it needs (zero
+	// fields: no need). A design whose key has no source digest serves a
+	// stale packing only after a source change, so one source version can
+	// never show its I1; ExpectedAt applies this.
+	ExpectNeeds map[spec.InvariantID]Bounds
 
 	// NoIndex: the file is only backing store for mappings; nothing is
 	// persisted, every instance truncates the file when it opens it.
@@ -185,6 +191,14 @@ func Designs() []Design {
 			Summary: "v2 trailer as the only commit point (a reservation appends after it, so an exit or crash before the next commit loses the cache) and no checksums; key of names and seed only (a source change hits the old packing); re-packs after a load go to the heap; a refused file is truncated to zero in place; an idle save on a new file writes an empty trailer; no invalidate; no compaction (orphaned re-packs stay); the writer lock held from init to destroy, and an instance that packed to the heap for a busy lock takes it at its next init without loading, truncating the file in place at its first reservation and committing over the other's index.",
 			Expect: []spec.InvariantID{spec.InvNoStaleHit, spec.InvNoCorruptHit, spec.InvCommitSurvives, spec.InvConverge,
 				spec.InvNoIdleWrite, spec.InvGarbageBounded, spec.InvNoUncheckedUse},
+			// The key has no source digest, so a stale hit needs a source
+			// change; the writer holds the lock from init to destroy, so a
+			// commit is lost after a reservation only when the process packs
+			// a name it has not committed, which one name never asks of it.
+			ExpectNeeds: map[spec.InvariantID]Bounds{
+				spec.InvNoStaleHit:     {Sources: 2},
+				spec.InvCommitSurvives: {Names: 2},
+			},
 			NoCommitPoint:       true,
 			LoadedRepacksToHeap: true,
 			TruncateInPlace:     true,
@@ -218,4 +232,28 @@ func DesignByName(name string) (Design, error) {
 		}
 	}
 	return Design{}, fmt.Errorf("%w %q", ErrUnknownDesign, name)
+}
+
+// ExpectedAt splits d.Expect into the invariants a search within b can show
+// and those b is too small for (ExpectNeeds), so that a search at small
+// bounds is not failed for a bug it cannot reach.
+func (d *Design) ExpectedAt(b Bounds) (reachable, beyond []spec.InvariantID) {
+	for _, inv := range d.Expect {
+		need, ok := d.ExpectNeeds[inv]
+		if ok && (b.Names < need.Names || b.Sources < need.Sources) {
+			beyond = append(beyond, inv)
+			continue
+		}
+		reachable = append(reachable, inv)
+	}
+	return reachable, beyond
+}
+
+// Widen returns b grown to what d needs to show every expected invariant.
+func (d *Design) Widen(b Bounds) Bounds {
+	for _, need := range d.ExpectNeeds {
+		b.Names = max(b.Names, need.Names)
+		b.Sources = max(b.Sources, need.Sources)
+	}
+	return b
 }

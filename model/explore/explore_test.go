@@ -52,10 +52,7 @@ func TestVariantsFindTheirBugs(t *testing.T) {
 		if len(d.Expect) == 0 {
 			continue // clean (TestReferenceIsCleanAndCovered)
 		}
-		b := model.DefaultBounds()
-		if needsTwoNames[d.Name] {
-			b.Names = 2
-		}
+		b := d.Widen(model.DefaultBounds())
 		t.Run(d.Name, func(t *testing.T) {
 			r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
 			require.NoError(t, err)
@@ -268,12 +265,6 @@ func TestFrontierKeepsOrder(t *testing.T) {
 		}
 	}
 }
-
-// needsTwoNames lists the designs one of whose bugs needs a second name:
-// ExecuTorch's writer holds the lock from init to destroy, so a commit is
-// lost after a reservation only when the same process packs a name it
-// has not committed (I3), which one name never asks of it.
-var needsTwoNames = map[string]bool{"executorch": true}
 
 // TestReinitCover: the explorer reaches ExecuTorch's heap fall-back
 // re-init (a reservation truncating another process's commit in place)

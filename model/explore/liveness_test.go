@@ -175,19 +175,12 @@ func TestExhaustiveBoundsProveTheReference(t *testing.T) {
 // not stand in for it there, as it does for the designs whose key holds
 // both (docs/model.md, "Proving").
 func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
-	needsSecondSource := map[string]bool{"executorch": true}
 	for _, d := range model.Designs() {
 		if len(d.Expect) == 0 {
 			continue
 		}
-		b := model.ExhaustiveBounds()
+		b := d.Widen(model.ExhaustiveBounds())
 		b.Depth = 20
-		if needsSecondSource[d.Name] {
-			b.Sources = 2
-		}
-		if needsTwoNames[d.Name] {
-			b.Names = 2
-		}
 		r, err := Run(d, Options{Bounds: b, StopWhenFound: d.Expect})
 		require.NoError(t, err)
 		for _, inv := range d.Expect {
