@@ -2,7 +2,8 @@ package spec
 
 import (
 	"io"
-	"unsafe"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 // An index of at most wholeRange bytes (every model's: a 1,184-weight index
@@ -117,5 +118,5 @@ func (w *window) name(b []byte, names *nameArena) string {
 	if len(b) == 0 || w.off != w.lo || int64(w.n) != w.hi-w.lo {
 		return names.add(b)
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return rawmem.BytesString(b)
 }
