@@ -216,7 +216,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 		entries = growEntries(entries, count)
 		entries = entries[:len(entries)+1]
 		e := &entries[len(entries)-1]
-		e.Key.Weight = names.add(name)
+		e.Key.Weight = w.name(name, names)
 		e.Offset = le.Uint64(fixed)
 		e.Size = le.Uint64(fixed[8:])
 		e.Key.Seed = le.Uint32(fixed[16:])

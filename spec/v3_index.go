@@ -172,7 +172,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || bytes.IndexByte(name[sep+1:], 0) >= 0 {
 			return entries[:good], 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
-		full := names.add(name)
+		full := w.name(name, names)
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
 		if err := checkV3Range(e, bd, pos); err != nil {
 			return entries[:good], 0, err

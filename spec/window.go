@@ -1,6 +1,10 @@
 package spec
 
-import "io"
+import (
+	"io"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
+)
 
 // An index of at most wholeRange bytes (every model's: a 1,184-weight index
 // is about 120 KiB) is read whole, with one read, into a buffer of its
@@ -100,4 +104,19 @@ func (w *window) sumRest(field string) (uint32, error) {
 		w.addSum()
 	}
 	return w.sum, nil
+}
+
+// name returns b, bytes the window just handed out, as a string. When the
+// window holds its whole range (every model's index) the string is cut
+// from the window's buffer, which then serves as the names' storage: a warm
+// load allocates the index once, not the index and then its names again.
+// Such a buffer is never written again: every request in the range is served
+// from it (at), and sumRest has nothing left to read, so the strings stay
+// as they are. Otherwise (a big index read in pieces, whose buffer is
+// refilled) the name is copied into names.
+func (w *window) name(b []byte, names *nameArena) string {
+	if len(b) == 0 || w.off != w.lo || int64(w.n) != w.hi-w.lo {
+		return names.add(b)
+	}
+	return rawmem.BytesString(b)
 }

@@ -34,14 +34,14 @@ func benchKeys() ([]spec.Key, []int) {
 
 // benchLaunch is one launch of the 1,184-entry program: look up every
 // weight, pack and insert the misses, finalize (commit when new).
-func benchLaunch(b *testing.B, opts cache.Options, ks []spec.Key, sizes []int) {
+func benchLaunch(b testing.TB, opts cache.Options, ks []spec.Key, sizes []int) {
 	benchLaunchTouch(b, opts, ks, sizes, false)
 }
 
 // benchLaunchTouch is benchLaunch; with touch it also reads one byte of
 // every page handed out, as inference would, so that the page faults a
 // verification pays up front are paid here too.
-func benchLaunchTouch(b *testing.B, opts cache.Options, ks []spec.Key, sizes []int, touch bool) {
+func benchLaunchTouch(b testing.TB, opts cache.Options, ks []spec.Key, sizes []int, touch bool) {
 	c, err := cache.Open(opts)
 	if err != nil {
 		b.Fatal(err)

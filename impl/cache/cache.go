@@ -40,11 +40,21 @@ type entry struct {
 	id   uint64
 	key  spec.Key
 	data []byte // len == size; capacity clipped so appends cannot spill
-	crc  uint32 // spec.DataChecksum of data (v3); 0 in v2
 	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
 	// new for every packing this cache writes, carried over from the file
 	// for loaded ones. 0 for v2 and heap entries.
 	copyID uint64
+	// off is the entry's offset in the live file (inFile).
+	off int64
+	// refs counts programs using the entry. It is the size of a set, so it
+	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
+	refs       int
+	heapReason HeapReason
+	crc        uint32 // spec.DataChecksum of data (v3); 0 in v2
+	place      placement
+	// The flags follow the small fields so that the struct has no padding
+	// between fields: a warm launch allocates one entry per weight.
+
 	// v2Key is set for entries read from a v2 file: only the concatenated
 	// name and the seed are known, so look-ups compare only those.
 	v2Key bool
@@ -52,11 +62,6 @@ type entry struct {
 	// bytes live in that file's mapping until a commit rewrites them into
 	// a file of the configured format.
 	carried bool
-
-	place      placement
-	heapReason HeapReason
-	// off is the entry's offset in the live file (inFile).
-	off int64
 	// committed: listed in the newest commit this cache knows of (loaded or
 	// written by it). persist: may be listed in the next commit; false for
 	// file bytes whose msync or commit failed, which must never be indexed
@@ -67,9 +72,6 @@ type entry struct {
 	// verified: the data checksum was checked by this cache (G1); failed:
 	// and it did not hold, so no handle to the entry gives its bytes again.
 	verified, failed bool
-	// refs counts programs using the entry. It is the size of a set, so it
-	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
-	refs int
 }
 
 // reservation is space handed out by ReserveSpace and not inserted yet.

@@ -310,7 +310,12 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	}
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
-	walk := make([]*entry, 0, len(add))
+	// The verifying walk's list, only when there is one to start.
+	var walk []*entry
+	walkAhead := !c.opts.DisablePrefault && c.verifiesAhead(cf)
+	if walkAhead {
+		walk = make([]*entry, 0, len(add))
+	}
 	for i, d := range add {
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
@@ -336,11 +341,11 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		if c.opts.VerifyData == VerifyOnLoad {
 			c.verify(e)
 		}
-		if e.place == inFile && len(e.data) > 0 {
+		if walkAhead && e.place == inFile && len(e.data) > 0 {
 			walk = append(walk, e)
 		}
 	}
-	if !c.opts.DisablePrefault && c.verifiesAhead(cf) {
+	if walkAhead {
 		if p := c.startVerifyAhead(walk); p != nil {
 			c.prefaults = append(c.prefaults, p)
 		}

@@ -59,3 +59,38 @@ func TestLookUpAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmLoadAllocationBound holds the core of a warm launch (Open,
+// InitializeForProgram, every look-up; BenchmarkWarmLoadCore1184) of the
+// 1,184-entry program to a bound on the heap it allocates. Each new heap
+// page is a page fault in a fresh process, the larger part of a warm
+// launch's CPU on a machine whose first touches trap. The bound holds what
+// a load needs: per entry the parsed index entry, the cache's entry, its
+// slots in the name, handle and program maps; per file the index buffer,
+// which also holds the names (a copy of them failed this test).
+func TestWarmLoadAllocationBound(t *testing.T) {
+	ks, sizes := benchKeys()
+	bound := map[spec.Format]uint64{spec.FormatV2: 550 << 10, spec.FormatV3: 585 << 10}
+	for _, f := range []spec.Format{spec.FormatV2, spec.FormatV3} {
+		t.Run(f.String(), func(t *testing.T) {
+			opts := cache.Options{Path: filepath.Join(t.TempDir(), "c"), Format: f, VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
+			benchLaunch(t, opts, ks, sizes)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			c, err := cache.Open(opts)
+			require.NoError(t, err)
+			require.NoError(t, c.InitializeForProgram("warm"))
+			for _, k := range ks {
+				if _, hit := c.LookUp(k); !hit {
+					t.Fatalf("%s missed", k.Weight)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			got := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%s: %d bytes in %d allocations for %d entries", f, got, after.Mallocs-before.Mallocs, len(ks))
+			require.LessOrEqual(t, got, bound[f], "bytes allocated by a warm load of %d entries", len(ks))
+			require.NoError(t, c.Finalize())
+			require.NoError(t, c.Close())
+		})
+	}
+}

@@ -17,6 +17,13 @@ func StringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
+// BytesString is b as a string, without a copy. The caller must never write
+// to b again (a parser whose buffer is read once and kept for the strings
+// cut from it). b must not be empty.
+func BytesString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // ExtendString returns the n bytes that start where s starts, as a string,
 // without a copy. The caller guarantees that s was cut from a larger
 // string holding at least n bytes from s's first byte (a parser that cut

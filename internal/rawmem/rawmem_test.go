@@ -17,6 +17,14 @@ func TestStringBytes(t *testing.T) {
 	}
 }
 
+func TestBytesString(t *testing.T) {
+	b := []byte("layers.0.weight")
+	s := BytesString(b[7:])
+	if s != "0.weight" || unsafe.StringData(s) != &b[7] {
+		t.Errorf("BytesString = %q, not the bytes at b[7:]", s)
+	}
+}
+
 func TestExtendString(t *testing.T) {
 	whole := strings.Clone("weight\x00bias")
 	w := whole[:6]
