@@ -12,6 +12,25 @@
 // content) turns into heap packing with a reason recorded in Stats; the
 // cache never fails inference because of its file (G8).
 //
+// One weight, cached (the package's Example, which go test runs): Program
+// brackets a launch and commits it, NewKey names the weight with a digest
+// of its unpacked values (G1), Get looks it up and packs it on a miss:
+//
+//	c, err := cache.Open(cache.Options{Path: "model.xpwc"})
+//	...
+//	err = c.Program("model", func() error {
+//		key := cache.NewKey("fc.weight", "fc.bias", k, w, b)
+//		packed, err := c.Get(key, k.PackedSize(64, 32), func(dst []byte) error {
+//			return k.Pack(dst, 64, 32, w, b)
+//		})
+//		_ = packed // the kernel computes from these bytes
+//		return err
+//	})
+//
+// Close ends the Cache; it reports packed entries never committed.
+// XNNPACK-shaped callers use LookUp, ReserveSpace, LookUpOrInsert and Bytes
+// directly (Example_provider).
+//
 // docs/cache.md describes the lifecycle, the commit protocol and the
 // verification policy; docs/locking.md the lock protocol.
 package cache
