@@ -89,10 +89,12 @@ func misbehave(mode string, in io.Reader, out io.Writer) int {
 }
 
 // misbehaving returns the command that re-executes this test binary as a
-// misbehaving adapter, with a short request timeout.
+// misbehaving adapter, with a short request timeout: 2 s, since starting
+// the test binary took over 500 ms on a loaded 2-core machine and turned a
+// well-behaved hello into a timeout; only the "hang" mode waits it out.
 func misbehaving(t *testing.T, mode string) Command {
 	t.Setenv(misbehaveEnv, mode)
-	return Command{Argv: []string{os.Args[0], "-test.run=^$"}, Timeout: 500 * time.Millisecond}
+	return Command{Argv: []string{os.Args[0], "-test.run=^$"}, Timeout: 2 * time.Second}
 }
 
 // TestDriverFaults: each way an adapter can break the protocol ends the
