@@ -43,26 +43,12 @@ func transitions(t *testing.T, d *Design, b Bounds, text string) []Transition {
 
 // P1 packs w0 and w1; at three names w2 is outside it, so a converged
 // launch of P1 owes nothing on w2.
-const coldP1 = `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-`
+var coldP1 = launch("A", "P1", "w0", "w1")
 
 func TestConvergedLaunch(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 3
-	ts := transitions(t, ref(t), b, coldP1+`
-init proc=B program=P1
-lookup proc=B name=w0
-lookup proc=B name=w1
-finalize proc=B
-`)
+	ts := transitions(t, ref(t), b, coldP1+warmLaunch("B", "P1", "w0", "w1"))
 	cold, warm := ts[7], ts[11]
 	require.Equal(t, spec.OpFinalize, warm.Out.Op.Kind)
 	require.True(t, warm.Out.Result.Wrote == false && cold.Out.Result.Wrote)
@@ -77,13 +63,7 @@ finalize proc=B
 
 	// The same launch on a process that wrote the file: its entries are
 	// committed, not loaded, and count as well.
-	ts = transitions(t, ref(t), b, coldP1+`
-unload proc=A program=P1
-init proc=A program=P1
-lookup proc=A name=w0
-lookup proc=A name=w1
-finalize proc=A
-`)
+	ts = transitions(t, ref(t), b, coldP1+"unload proc=A program=P1\n"+warmLaunch("A", "P1", "w0", "w1"))
 	again := ts[len(ts)-1]
 	for n := 0; n < 2; n++ {
 		e := again.Prev.Procs[0].Ents[n]
@@ -98,19 +78,7 @@ finalize proc=A
 // file as it wants it, though it writes nothing.
 func TestHeapLaunchIsNotConverged(t *testing.T) {
 	b := DefaultBounds()
-	ts := transitions(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-finalize proc=B
-init proc=B program=P2
-lookup proc=B name=w0
-finalize proc=B
-`)
+	ts := transitions(t, ref(t), b, lockBusy+"insert proc=B name=w0\nfinalize proc=B\n"+warmLaunch("B", "P2", "w0"))
 	fin := ts[7]
 	pr := fin.Prev.Procs[1]
 	require.True(t, pr.Blocked, "B found the lock busy")
@@ -131,18 +99,7 @@ finalize proc=B
 // wants it.
 func TestLaunchThatPackedIsNotConverged(t *testing.T) {
 	b := DefaultBounds()
-	ts := transitions(t, ref(t), b, `
-init proc=A program=P1
-init proc=B program=P1
-lookup proc=A name=w0
-lookup proc=B name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
-reserve proc=B name=w0
-insert proc=B name=w0
-finalize proc=B
-`)
+	ts := transitions(t, ref(t), b, arrivedMeanwhile)
 	fin := ts[len(ts)-1]
 	pr := fin.Prev.Procs[1]
 	require.False(t, fin.Out.Result.Wrote)

@@ -493,14 +493,9 @@ invalidate proc=A name=w1 branch=compact
 	}
 }
 
-// The same packing arrived meanwhile: B's reservation re-read A's commit
-// of the packing B was about to insert, so B keeps A's copy (the bytes
-// compare equal) and its reserved space is garbage, not yet durable (G4).
-// Two reservations of one launch both go to the file under the lock the
-// first one took.
-func TestInsertOfAPackingThatArrivedMeanwhile(t *testing.T) {
-	b := DefaultBounds()
-	outs := run(t, ref(t), b, `
+// arrivedMeanwhile has A and B both miss w0, then A pack and commit it
+// before B reserves, inserts and finalizes the same packing.
+const arrivedMeanwhile = `
 init proc=A program=P1
 init proc=B program=P1
 lookup proc=A name=w0
@@ -511,7 +506,16 @@ finalize proc=A
 reserve proc=B name=w0
 insert proc=B name=w0
 finalize proc=B
-`)
+`
+
+// The same packing arrived meanwhile: B's reservation re-read A's commit
+// of the packing B was about to insert, so B keeps A's copy (the bytes
+// compare equal) and its reserved space is garbage, not yet durable (G4).
+// Two reservations of one launch both go to the file under the lock the
+// first one took.
+func TestInsertOfAPackingThatArrivedMeanwhile(t *testing.T) {
+	b := DefaultBounds()
+	outs := run(t, ref(t), b, arrivedMeanwhile)
 	ins := outs[len(outs)-2]
 	e := ins.Next.Procs[1].Ents[0]
 	assert.Equal(t, spec.EntryLoaded, e.Status, "A's copy, loaded")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,6 +41,45 @@ lookup proc=A name=w0
 reserve proc=A name=w0
 insert proc=A name=w0
 finalize proc=A
+`
+
+// packs is the scenario text of proc looking up, reserving and inserting
+// each name in turn.
+func packs(proc string, names ...string) string {
+	var s strings.Builder
+	for _, n := range names {
+		for _, op := range []string{"lookup", "reserve", "insert"} {
+			s.WriteString(op + " proc=" + proc + " name=" + n + "\n")
+		}
+	}
+	return s.String()
+}
+
+// launch is proc's launch of program that packs names: init, packs, finalize.
+func launch(proc, program string, names ...string) string {
+	return "init proc=" + proc + " program=" + program + "\n" + packs(proc, names...) + "finalize proc=" + proc + "\n"
+}
+
+// warmLaunch is proc's launch of program that only looks names up: the
+// launch that hits them all once they are in the file.
+func warmLaunch(proc, program string, names ...string) string {
+	var s strings.Builder
+	s.WriteString("init proc=" + proc + " program=" + program + "\n")
+	for _, n := range names {
+		s.WriteString("lookup proc=" + proc + " name=" + n + "\n")
+	}
+	return s.String() + "finalize proc=" + proc + "\n"
+}
+
+// lockBusy has A reserve w0 in the file, taking the writer lock, then B
+// reserve w0 too: B's reservation falls back to the heap.
+const lockBusy = `
+init proc=A program=P1
+lookup proc=A name=w0
+reserve proc=A name=w0
+init proc=B program=P1
+lookup proc=B name=w0
+reserve proc=B name=w0
 `
 
 func TestColdThenWarmLaunch(t *testing.T) {
@@ -90,14 +130,7 @@ lookup proc=B name=w0
 }
 
 func TestLockBusyFallsBackToHeap(t *testing.T) {
-	outs := run(t, ref(t), DefaultBounds(), `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-`)
+	outs := run(t, ref(t), DefaultBounds(), lockBusy)
 	r := outs[len(outs)-1].Result
 	assert.Equal(t, spec.PlaceHeap, r.Place)
 	assert.Equal(t, spec.ReasonLockBusy, r.Reason)
