@@ -43,8 +43,6 @@ func transitions(t *testing.T, d *Design, b Bounds, text string) []Transition {
 
 // P1 packs w0 and w1; at three names w2 is outside it, so a converged
 // launch of P1 owes nothing on w2.
-var coldP1 = launch("A", "P1", "w0", "w1")
-
 func TestConvergedLaunch(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 3

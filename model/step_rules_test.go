@@ -33,17 +33,7 @@ func TestOpsJustOutsideTheBounds(t *testing.T) {
 func TestSourceChangeStalesLaunchesInProgress(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 3
-	const settleP1 = `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=B program=P1
-`
+	settleP1 := coldP1 + "init proc=B program=P1\n"
 	outs := run(t, ref(t), b, settleP1)
 	before := outs[len(outs)-1].Next
 	require.Equal(t, spec.PhasePacking, before.Procs[1].Phase)

@@ -71,6 +71,10 @@ func warmLaunch(proc, program string, names ...string) string {
 	return s.String() + "finalize proc=" + proc + "\n"
 }
 
+// coldP1 is A's cold launch of P1, which packs w0 and w1 at two names or
+// more.
+var coldP1 = launch("A", "P1", "w0", "w1")
+
 // lockBusy has A reserve w0 in the file, taking the writer lock, then B
 // reserve w0 too: B's reservation falls back to the heap.
 const lockBusy = `
