@@ -16,15 +16,7 @@ import (
 // A reservation in the file is a v2 file's growth until its insert; one on
 // the heap, or an inserted one, is not.
 func TestReservedInFile(t *testing.T) {
-	outs := run(t, ref(t), DefaultBounds(), `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=A name=w0
-`)
+	outs := run(t, ref(t), DefaultBounds(), lockBusy+"insert proc=A name=w0\n")
 	a, b := &outs[2].Next.Procs[0].Ents[0], &outs[5].Next.Procs[1].Ents[0]
 	require.Equal(t, spec.PlaceFile, a.Place)
 	assert.True(t, a.ReservedInFile())
@@ -108,13 +100,7 @@ func TestInvalidationOfAListedPackingMayWrite(t *testing.T) {
 		status spec.EntryStatus
 	}{
 		{coldLaunch + "unload proc=A program=P1\ninvalidate proc=A name=w0\n", spec.EntryCommitted},
-		{coldLaunch + `
-init proc=B program=P1
-lookup proc=B name=w0
-finalize proc=B
-unload proc=B program=P1
-invalidate proc=B name=w0
-`, spec.EntryLoaded},
+		{coldLaunch + warmLaunch("B", "P1", "w0") + "unload proc=B program=P1\ninvalidate proc=B name=w0\n", spec.EntryLoaded},
 	} {
 		ts := transitions(t, ref(t), b, c.text)
 		inv := ts[len(ts)-1]
