@@ -118,13 +118,7 @@ reserve proc=B name=w0
 
 	// A busy lock at init: the load is skipped and every reservation of the
 	// launch goes to the heap without asking again.
-	outs := run(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
+	outs := run(t, ref(t), b, lockBusy+`
 insert proc=B name=w0
 `)
 	initB := outs[3]
@@ -203,13 +197,7 @@ lookup proc=B name=w0
 	assert.Zero(t, o.Events&EvtWarmHit, "A's own packing, not loaded")
 
 	// A heap fallback hit blocks the launch's convergence.
-	o = last(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
+	o = last(t, ref(t), b, lockBusy+`
 insert proc=B name=w0
 finalize proc=B
 init proc=B program=P2
@@ -291,13 +279,7 @@ func TestInvalidateUnloadDestroy(t *testing.T) {
 	assert.Empty(t, Step(d, b, Init(b), mustOp(t, "invalidate proc=A name=w0")), "nothing to invalidate")
 
 	// A heap entry goes with its last holder.
-	o := last(t, d, b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
+	o := last(t, d, b, lockBusy+`
 insert proc=B name=w0
 finalize proc=B
 unload proc=B program=P1
