@@ -17,6 +17,13 @@ const mermaidHeader = `sequenceDiagram
     participant E as environment
 `
 
+// reserving is proc's launch of program up to its reservation of name.
+func reserving(proc, program, name string) string {
+	return "init proc=" + proc + " program=" + program + "\n" +
+		"lookup proc=" + proc + " name=" + name + "\n" +
+		"reserve proc=" + proc + " name=" + name + "\n"
+}
+
 // Every kind of arrow a diagram draws, each checked against what the op
 // did in the model: a load reads the file, a miss and a heap reservation
 // stay in the process (with the reason), a file reservation, an insert
@@ -33,13 +40,7 @@ func TestMermaidMessages(t *testing.T) {
 		inv       spec.InvariantID
 		want      string
 	}{
-		{"reference", `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
+		{"reference", reserving("A", "P1", "w0") + reserving("B", "P1", "w0") + `
 insert proc=A name=w0
 finalize proc=A
 insert proc=B name=w0
@@ -102,18 +103,12 @@ crash kind=power
     Note over E,F: breaks I9-options-owned (G6)
     end
 `},
-		{"repack-to-heap", `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
+		{"repack-to-heap", reserving("A", "P1", "w0") + `
 insert proc=A name=w0
 finalize proc=A
 upgrade-kernel
 restart proc=A
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-`, -1, spec.InvConverge, `    A->>F: init program=P1: load missing, file
+` + reserving("A", "P1", "w0"), -1, spec.InvConverge, `    A->>F: init program=P1: load missing, file
     A->>A: lookup name=w0: miss
     A->>F: reserve name=w0: file
     A->>F: insert name=w0: file
