@@ -9,7 +9,7 @@ import (
 
 // repackAfterForeignWrite: A packs and commits w0, a foreign write changes
 // its bytes, B finds it corrupt and re-packs it.
-const repackAfterForeignWrite = coldLaunch + `
+var repackAfterForeignWrite = coldLaunch + `
 foreign kind=data name=w0
 init proc=B program=P1
 lookup proc=B name=w0

@@ -11,11 +11,7 @@ import (
 
 // warmLaunchThenRot is A's cold launch, B's warm launch of the same
 // program, and a foreign write to w0's bytes after B's finalize.
-const warmLaunchThenRot = coldLaunch + `init proc=B program=P1
-lookup proc=B name=w0
-finalize proc=B
-foreign kind=data name=w0
-`
+var warmLaunchThenRot = coldLaunch + warmLaunch("B", "P1", "w0") + "foreign kind=data name=w0\n"
 
 // Under on-compute a warm launch hands w0 out unchecked; corruption found
 // at the first compute after finalize is re-packed into the file under the

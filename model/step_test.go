@@ -35,13 +35,9 @@ func run(t *testing.T, d *Design, b Bounds, text string) []Outcome {
 	return outs
 }
 
-const coldLaunch = `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
-`
+// coldLaunch is A's first launch of P1: it packs w0 into the file and
+// commits it.
+var coldLaunch = launch("A", "P1", "w0")
 
 // packs is the scenario text of proc looking up, reserving and inserting
 // each name in turn.
