@@ -10,11 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCTemplate builds the C adapter template (ctemplate/adapter.c, a
-// minimal cache in C behind the protocol) with the system's C compiler and
-// runs conformance through it: every scenario and walk it can run holds;
-// the rest needs capabilities it does not claim.
-func TestCTemplate(t *testing.T) {
+// buildCTemplate compiles ctemplate/adapter.c with the system's C compiler,
+// warnings as errors, and skips the test where there is none.
+func buildCTemplate(t *testing.T) string {
+	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("no C compiler (cc) on PATH: the C adapter template is not built")
@@ -22,6 +21,15 @@ func TestCTemplate(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "c-adapter")
 	out, err := exec.Command(cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-o", bin, "ctemplate/adapter.c").CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// TestCTemplate builds the C adapter template (ctemplate/adapter.c, a
+// minimal cache in C behind the protocol) with the system's C compiler and
+// runs conformance through it: every scenario and walk it can run holds;
+// the rest needs capabilities it does not claim.
+func TestCTemplate(t *testing.T) {
+	bin := buildCTemplate(t)
 	rep, err := Run(Options{Command: Command{Argv: []string{bin}}, Walks: 20, Steps: 40, Seed: 1, Names: 2})
 	require.NoError(t, err)
 	require.Equal(t, "c-template", rep.Adapter.Name)
@@ -48,13 +56,7 @@ func TestCTemplate(t *testing.T) {
 // version 1, and, in version 2, answers unsupported for a request it does
 // not have (stats) and reads a compute as read_bytes.
 func TestCTemplateVersions(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) on PATH: the C adapter template is not built")
-	}
-	bin := filepath.Join(t.TempDir(), "c-adapter")
-	out, err := exec.Command(cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-o", bin, "ctemplate/adapter.c").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildCTemplate(t)
 	talk := func(lines ...string) []Response {
 		cmd := exec.Command(bin)
 		cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
