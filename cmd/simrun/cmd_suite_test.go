@@ -29,6 +29,16 @@ func TestSuiteSmall(t *testing.T) {
 	}
 }
 
+// TestSuiteExploreFindsEveryBug: the main job's explore part, at its own
+// bounds, finds every catalog bug and keeps the clean designs clean, so
+// `go run ./cmd/simrun` exits 0 (a design whose bug needs wider bounds once
+// made it exit 1 unnoticed).
+func TestSuiteExploreFindsEveryBug(t *testing.T) {
+	for _, r := range suiteExplore(defaultSuite()) {
+		assert.True(t, r.ok, "%s: %s: %s", r.name, r.result, r.detail)
+	}
+}
+
 func TestSuiteRejectsArguments(t *testing.T) {
 	code, _, _ := runCmd(t, "--bogus")
 	assert.Equal(t, exitUsage, code)
