@@ -80,10 +80,7 @@ finalize proc=A
 // packing, finds nothing left to drop and writes nothing.
 func TestCommitOnBusyLockStaysPending(t *testing.T) {
 	b := DefaultBounds()
-	outs := run(t, ref(t), b, coldLaunch+`
-init proc=B program=P1
-lookup proc=B name=w0
-finalize proc=B
+	outs := run(t, ref(t), b, coldLaunch+warmLaunch("B", "P1", "w0")+`
 unload proc=B program=P1
 change-source name=w0
 restart proc=A
@@ -137,27 +134,11 @@ invalidate proc=A name=w0
 func TestReplaceKeepsOnlyFreshMappingsCurrent(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	outs := run(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	outs := run(t, ref(t), b, coldP1+`
 foreign kind=index
 change-source name=w1
 restart proc=B
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-lookup proc=B name=w1
-reserve proc=B name=w1
-insert proc=B name=w1
-finalize proc=B
-`)
+`+launch("B", "P1", "w0", "w1"))
 	o := outs[len(outs)-1]
 	require.True(t, o.Result.Wrote)
 	assert.NotZero(t, o.Events&EvtReplace)
@@ -178,12 +159,7 @@ func TestCommitGarbageThreshold(t *testing.T) {
 	b := DefaultBounds()
 	relaunch := `
 restart proc=A
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
-`
+` + launch("A", "P1", "w0")
 	outs := run(t, ref(t), b, coldLaunch+"change-source name=w0\n"+relaunch+"upgrade-kernel\n"+relaunch)
 	first, second := outs[4], outs[11]
 	require.True(t, first.Result.Wrote)
@@ -215,25 +191,10 @@ finalize proc=A
 // packing that name owe no convergence any more (G3).
 func TestOutdatedCommitUnsettlesPrograms(t *testing.T) {
 	b := DefaultBounds()
-	outs := run(t, ref(t), b, `
-init proc=A program=P2
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
+	outs := run(t, ref(t), b, launch("A", "P2", "w0")+`
 change-source name=w0
 restart proc=B
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-finalize proc=B
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
-`)
+`+launch("B", "P1", "w0")+launch("A", "P1", "w0"))
 	settled := outs[11]
 	require.True(t, settled.Result.Wrote)
 	assert.Equal(t, uint8(0b01), settled.Next.Env.Settled&0b01, "B's clean launch settles P1")
@@ -323,15 +284,7 @@ init proc=B program=P1
 func TestCommitRelistsAfterForeignIndexWrite(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = maxNames
-	outs := run(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	outs := run(t, ref(t), b, coldP1+`
 change-source name=w1
 restart proc=A
 init proc=A program=P1
@@ -362,15 +315,7 @@ finalize proc=A
 func TestCompactionCopiesFromTheCommittersMapping(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	pre := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	pre := coldP1 + `
 unload proc=A program=P1
 invalidate proc=A name=w1 branch=compact
 foreign kind=data name=w0
@@ -394,19 +339,7 @@ insert proc=A name=w1
 	assert.NotZero(t, o.Next.Disk.Idx[0]&recCorrupt, "an append leaves the changed bytes in the file")
 
 	// The same from a mapping the committer loaded (B), not packed.
-	o = last(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=B program=P1
-lookup proc=B name=w0
-lookup proc=B name=w1
-finalize proc=B
+	o = last(t, ref(t), b, coldP1+warmLaunch("B", "P1", "w0", "w1")+`
 unload proc=A program=P1
 invalidate proc=A name=w1 branch=compact
 foreign kind=data name=w0
@@ -426,16 +359,6 @@ finalize proc=B branch=compact
 func TestCompactionCountsLivePackings(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	launch := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-`
 	relaunch := `
 restart proc=A
 init proc=A program=P1
@@ -445,13 +368,13 @@ reserve proc=A name=%[1]s
 insert proc=A name=%[1]s
 finalize proc=A
 `
-	text := launch + "change-source name=w0\n" + fmt.Sprintf(relaunch, "w0") + "change-source name=w1\n" + fmt.Sprintf(relaunch, "w1")
+	text := coldP1 + "change-source name=w0\n" + fmt.Sprintf(relaunch, "w0") + "change-source name=w1\n" + fmt.Sprintf(relaunch, "w1")
 	o := last(t, ref(t), b, text)
 	require.True(t, o.Result.Wrote)
 	assert.Equal(t, 2, o.Next.Disk.Live())
 	assert.Equal(t, uint8(2), o.Next.Disk.Garbage, "two replaced copies, two live: append")
 	assert.Zero(t, o.Events&EvtCompact)
-	o = last(t, ref(t), b, text+"upgrade-kernel\nrestart proc=A\n"+launch)
+	o = last(t, ref(t), b, text+"upgrade-kernel\nrestart proc=A\n"+launch("A", "P1", "w0", "w1"))
 	assert.NotZero(t, o.Events&EvtCompact, "four replaced copies, two live: rewrite")
 }
 
@@ -462,15 +385,7 @@ finalize proc=A
 func TestRelistNamesTheFilesBytes(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	o := last(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	o := last(t, ref(t), b, coldP1+`
 unload proc=A program=P1
 invalidate proc=A name=w1 branch=compact
 init proc=A program=P1
@@ -505,15 +420,7 @@ crash kind=process proc=A branch=forged-trailer
 `)
 	assert.Equal(t, DiskValid, o.Next.Disk.State)
 	assert.Equal(t, mkRec(0, 0)|recCorrupt, o.Next.Disk.Idx[0].Content())
-	o = last(t, design(t, "pr19988-cache-loaded-flag"), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	o = last(t, design(t, "pr19988-cache-loaded-flag"), b, coldP1+`
 init proc=A program=P2
 `)
 	assert.Equal(t, uint8(2), o.Next.Procs[0].Ents[0].Maps)

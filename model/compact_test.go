@@ -27,12 +27,7 @@ lookup proc=A name=w0
 reserve proc=A name=w0
 insert proc=A name=w0
 restart proc=A
-init proc=B program=P2
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-finalize proc=B
-`)
+`+launch("B", "P2", "w0"))
 	last := outs[len(outs)-1]
 	require.True(t, last.Result.Wrote)
 	assert.Zero(t, last.Events&EvtCompact)

@@ -36,11 +36,7 @@ func TestRepackIsANewCopy(t *testing.T) {
 
 	outs = run(t, ref(t), b, coldLaunch+`
 foreign kind=data name=w0
-init proc=B program=P1
-lookup proc=B name=w0
-reserve proc=B name=w0
-insert proc=B name=w0
-finalize proc=B
+`+launch("B", "P1", "w0")+`
 unload proc=A program=P1
 init proc=A program=P1
 `)

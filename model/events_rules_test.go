@@ -17,11 +17,7 @@ func TestCrashAddsVolatileGarbageOnTopOfDurable(t *testing.T) {
 	pre := coldLaunch + `
 change-source name=w0
 restart proc=A
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-finalize proc=A
+` + launch("A", "P1", "w0") + `
 upgrade-kernel
 restart proc=B
 init proc=B program=P1
@@ -50,19 +46,7 @@ func TestEnvironmentChangesWithinBounds(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
 	// P1 packs w0 and w1, P2 only w1: a clean launch of each settles it.
-	settle := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=A program=P2
-lookup proc=A name=w1
-finalize proc=A
-`
+	settle := coldP1 + warmLaunch("A", "P2", "w1")
 	outs := run(t, ref(t), b, settle)
 	s := outs[len(outs)-1].Next
 	require.Equal(t, uint8(0b11), s.Env.Settled)
@@ -100,20 +84,7 @@ func mustOp(t *testing.T, line string) spec.Op {
 func TestForeignWrites(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	two := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=B program=P1
-lookup proc=B name=w0
-lookup proc=B name=w1
-finalize proc=B
-`
+	two := coldP1 + warmLaunch("B", "P1", "w0", "w1")
 	outs := run(t, ref(t), b, two+`
 unload proc=B program=P1
 change-source name=w0

@@ -21,15 +21,7 @@ import (
 func TestInitOpensAndExpects(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	outs := run(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	outs := run(t, ref(t), b, coldP1+`
 init proc=B program=P2
 `)
 	cold, fin, o := outs[0], outs[7], outs[len(outs)-1]
@@ -60,27 +52,11 @@ init proc=B program=P2
 
 	// P1 is settled: B's launch of it must hit; after a source change of
 	// a name it packs, or on a process still running the old version, not.
-	o = last(t, ref(t), b, "init proc=B program=P2\nfinalize proc=B\n"[:0]+`
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	o = last(t, ref(t), b, "init proc=B program=P2\nfinalize proc=B\n"[:0]+coldP1+`
 init proc=B program=P1
 `)
 	assert.True(t, o.Next.Procs[1].Expect)
-	o = last(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	o = last(t, ref(t), b, coldP1+`
 upgrade-kernel
 init proc=B program=P1
 `)
@@ -161,10 +137,7 @@ reserve proc=A name=w0
 // changed after the check, does not make the launch clean (G3).
 func TestLookUpRules(t *testing.T) {
 	b := DefaultBounds()
-	outs := run(t, ref(t), b, coldLaunch+`
-init proc=B program=P1
-lookup proc=B name=w0
-finalize proc=B
+	outs := run(t, ref(t), b, coldLaunch+warmLaunch("B", "P1", "w0")+`
 init proc=B program=P2
 lookup proc=B name=w0
 `)
@@ -299,15 +272,7 @@ unload proc=B program=P1
 func TestOldSourceExpectsNothing(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = maxNames
-	outs := run(t, ref(t), b, `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	outs := run(t, ref(t), b, coldP1+`
 change-source name=w0
 restart proc=B
 init proc=B program=P1
@@ -323,15 +288,7 @@ init proc=A program=P1
 	o := outs[len(outs)-1]
 	assert.Equal(t, uint8(0), o.Next.Procs[0].Src[0])
 	assert.False(t, o.Next.Procs[0].Expect, "A runs the old source of w0")
-	assert.True(t, last(t, ref(t), b, "init proc=B program=P1\n"[:0]+`
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
+	assert.True(t, last(t, ref(t), b, "init proc=B program=P1\n"[:0]+coldP1+`
 unload proc=A program=P1
 init proc=A program=P1
 `).Next.Procs[0].Expect, "the same process, current, must hit")
@@ -344,20 +301,7 @@ init proc=A program=P1
 func TestRefreshRules(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	two := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=B program=P1
-lookup proc=B name=w0
-lookup proc=B name=w1
-finalize proc=B
-`
+	two := coldP1 + warmLaunch("B", "P1", "w0", "w1")
 	dropW0 := "unload proc=A program=P1\ninvalidate proc=A name=w0\n"
 	o := last(t, ref(t), b, two+dropW0+"init proc=B program=P2\n")
 	e := o.Next.Procs[1].Ents[0]
@@ -441,19 +385,7 @@ func TestLoadedFlagOnlyOnLoadMapsTwice(t *testing.T) {
 func TestHitFromOlderFileIsCleanOnlyIfTheFileAgrees(t *testing.T) {
 	b := DefaultBounds()
 	b.Names = 2
-	pre := `
-init proc=A program=P1
-lookup proc=A name=w0
-reserve proc=A name=w0
-insert proc=A name=w0
-lookup proc=A name=w1
-reserve proc=A name=w1
-insert proc=A name=w1
-finalize proc=A
-init proc=B program=P1
-lookup proc=B name=w0
-lookup proc=B name=w1
-finalize proc=B
+	pre := coldP1 + warmLaunch("B", "P1", "w0", "w1") + `
 unload proc=B program=P1
 unload proc=A program=P1
 invalidate proc=A name=w1 branch=compact

@@ -28,9 +28,7 @@ unload proc=A program=P1
 reserve proc=B name=w0
 invalidate proc=A name=w0
 crash kind=process proc=B branch=idle
-init proc=B program=P1
-lookup proc=B name=w0
-finalize proc=B
+`+warmLaunch("B", "P1", "w0")+`
 init proc=A program=P1
 lookup proc=A name=w0
 `)
