@@ -326,18 +326,7 @@ func (cl *Client) LookUp(k spec.Key) (sim.Handle, bool) {
 
 // Bytes implements sim.Instance.
 func (cl *Client) Bytes(h sim.Handle) ([]byte, error) {
-	r, err := cl.do(&Request{Op: OpReadBytes, Handle: uint64(h)})
-	if err != nil {
-		return nil, err
-	}
-	if r.Checked {
-		// A cache that checks at the read (verify-on-compute).
-		cl.stats.Verified++
-	}
-	if r.Corrupt {
-		return nil, cache.ErrCorruptData
-	}
-	return r.Data, nil
+	return cl.readBytes(OpReadBytes, h)
 }
 
 // Compute implements sim.Computer: an inference's read after finalize
@@ -347,7 +336,14 @@ func (cl *Client) Compute(h sim.Handle) ([]byte, error) {
 	if cl.hello.Protocol < 2 {
 		return cl.Bytes(h)
 	}
-	r, err := cl.do(&Request{Op: OpCompute, Handle: uint64(h)})
+	return cl.readBytes(OpCompute, h)
+}
+
+// readBytes asks for the bytes behind h with op (read_bytes or compute): a read
+// the cache checked counts as a verification (verify-on-compute), and one
+// whose check failed is cache.ErrCorruptData.
+func (cl *Client) readBytes(op string, h sim.Handle) ([]byte, error) {
+	r, err := cl.do(&Request{Op: op, Handle: uint64(h)})
 	if err != nil {
 		return nil, err
 	}
