@@ -391,6 +391,12 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Another thread may have released e meanwhile (its weight
+		// invalidated, its program deleted): the handle is stale now, as
+		// it would be had this call come after that thread's.
+		if c.handles[h.id] != e {
+			return nil, ErrStaleHandle
+		}
 		// Another call may have recorded a check of e meanwhile (the
 		// walk's, or a concurrent Bytes): it is recorded once.
 		if !e.failed && c.needsCheck(e) && !c.recordCheck(e, held) {

@@ -384,3 +384,27 @@ func TestCloseDuringComputeCheck(t *testing.T) {
 	}
 	require.Nil(t, c.maps, "Close left mappings")
 }
+
+// TestComputeCheckOfAReleasedEntry: an entry released while Bytes checks
+// it with the lock released (its weight invalidated, its program deleted
+// by another thread) is a stale handle when Bytes takes the lock back,
+// never empty bytes with no error (found by TestLinearizableRelaunch: "0
+// bytes differ from the key's packing").
+func TestComputeCheckOfAReleasedEntry(t *testing.T) {
+	const n = 2
+	path := aheadFile(t, n)
+	ks := aheadKeys(n)
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute, DisablePrefault: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	require.NoError(t, c.InitializeForProgram("P"))
+	h, hit := c.LookUp(ks[0])
+	require.True(t, hit)
+	require.NoError(t, c.Finalize())
+	c.computeChecked = func(*entry) {
+		require.NoError(t, c.Invalidate(ks[0].Weight))
+		require.NoError(t, c.DeleteProgram("P"))
+	}
+	b, err := c.Bytes(h)
+	require.ErrorIs(t, err, ErrStaleHandle, "got %d bytes", len(b))
+}
