@@ -168,6 +168,9 @@ type Cache struct {
 	// committed data (unless Options.DisablePrefault); Close stops and waits for them
 	// before it unmaps.
 	prefaults []*prefaulter
+	// pendingWalks are the walks loads prepared and the program's init has
+	// not started yet (startWalks).
+	pendingWalks []pendingWalk
 	// checks counts the data checks Bytes makes without c.mu: Close waits
 	// for them before it unmaps.
 	checks sync.WaitGroup
@@ -301,7 +304,7 @@ func (c *Cache) Close() error {
 		c.noteRelease(c.endWrite())
 	}
 	walks := c.prefaults
-	c.prefaults = nil
+	c.prefaults, c.pendingWalks = nil, nil
 	c.mu.Unlock()
 	// Without mu: a verifying walk takes it between entries, and finds the
 	// cache closed. Every other call finds it closed meanwhile too.

@@ -63,6 +63,8 @@ func (c *Cache) Finalize() error {
 	if c.active == "" {
 		return ErrNoProgram
 	}
+	// The walks start once the commit below has merged what it found.
+	defer c.startWalks()
 	c.active = ""
 	c.finalized = true
 	c.finishRegions(true)

@@ -297,9 +297,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
 		if !c.opts.DisablePrefault && !c.verifiesAhead(cf) {
-			if p := startPrefault(m, int(end)); p != nil {
-				c.prefaults = append(c.prefaults, p)
-			}
+			c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end)})
 		}
 	}
 	if len(c.byName) == 0 && len(c.handles) == 0 {
@@ -345,10 +343,8 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 			walk = append(walk, e)
 		}
 	}
-	if walkAhead {
-		if p := c.startVerifyAhead(walk); p != nil {
-			c.prefaults = append(c.prefaults, p)
-		}
+	if walkAhead && len(walk) > 0 {
+		c.pendingWalks = append(c.pendingWalks, pendingWalk{verify: walk})
 	}
 	return nil
 }

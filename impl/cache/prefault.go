@@ -74,6 +74,35 @@ func startPrefault(m vfs.Mapping, n int) *prefaulter {
 	return p
 }
 
+// pendingWalk is a walk a load prepared and startWalks starts: a populating
+// walk over m's first n bytes, or a verifying walk over the entries verify.
+type pendingWalk struct {
+	m      vfs.Mapping
+	n      int
+	verify []*entry
+}
+
+// startWalks starts the walks the loads prepared; c.mu is held. A load
+// prepares its walks and the program's init starts them when it ends
+// (Finalize) or turns to packing (ReserveSpace), not the load itself: a
+// walk is for the first inference, and one running beside a warm launch's
+// look-ups made them wait for the lock and for the page-table updates its
+// faults take (a fresh llama-1184 launch's init_ms, docs/benchmarks.md).
+func (c *Cache) startWalks() {
+	for _, w := range c.pendingWalks {
+		var p *prefaulter
+		if w.verify != nil {
+			p = c.startVerifyAhead(w.verify)
+		} else {
+			p = startPrefault(w.m, w.n)
+		}
+		if p != nil {
+			c.prefaults = append(c.prefaults, p)
+		}
+	}
+	c.pendingWalks = nil
+}
+
 // wait stops the walk after the chunk (or entry) in flight and waits for
 // it: the mapping may be unmapped afterwards. The caller must not hold
 // c.mu: a verifying walk takes it between entries.
@@ -99,8 +128,12 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	if len(es) == 0 {
 		return nil
 	}
-	es = slices.Clone(es)
-	slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.off, b.off) })
+	// es is the walk's own list (addCommitted made it), in index order,
+	// which is file order for files xpwc wrote.
+	byOff := func(a, b *entry) int { return cmp.Compare(a.off, b.off) }
+	if !slices.IsSortedFunc(es, byOff) {
+		slices.SortFunc(es, byOff)
+	}
 	p := &prefaulter{}
 	p.wg.Add(1)
 	go func() {

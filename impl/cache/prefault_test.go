@@ -139,6 +139,7 @@ func TestCloseWaitsForPrefault(t *testing.T) {
 	c, err := cache.Open(cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("P"))
+	require.NoError(t, c.Finalize()) // the walk starts when the init ends
 	select { // the walk is held inside its first call
 	case <-fs.inside:
 	case <-time.After(10 * time.Second):

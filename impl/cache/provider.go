@@ -175,6 +175,8 @@ func (c *Cache) ReserveSpace(n int) ([]byte, error) {
 		return nil, err
 	}
 	c.unreserved = max(c.unreserved-1, 0)
+	// A packing follows: the walks run beside it rather than wait for it.
+	c.startWalks()
 	reason := c.fileReason
 	switch {
 	case reason != "":

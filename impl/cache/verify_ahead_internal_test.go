@@ -72,7 +72,60 @@ func openAhead(t *testing.T, path string, n int, policy VerifyPolicy, hook func(
 		}
 		hs[i] = h
 	}
+	beginWalks(c)
 	return c, hs
+}
+
+// beginWalks starts the walks the load prepared, as the end of the
+// program's look-ups does (Finalize, or a ReserveSpace), with the program
+// left open for the test's own calls.
+func beginWalks(c *Cache) {
+	c.mu.Lock()
+	c.startWalks()
+	c.mu.Unlock()
+}
+
+// A load prepares its walks and the program's init starts them when its
+// look-ups end: at Finalize, or at the first ReserveSpace (a packing
+// follows, which the walk runs beside). None runs beside the look-ups of
+// a warm launch, where it only held them up (docs/benchmarks.md).
+func TestWalksStartWhenInitEnds(t *testing.T) {
+	const n = 6
+	path := aheadFile(t, n)
+	for _, trigger := range []string{"finalize", "reserve"} {
+		t.Run(trigger, func(t *testing.T) {
+			c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, c.Close()) }()
+			require.NoError(t, c.InitializeForProgram("P"))
+			for _, k := range aheadKeys(n) {
+				_, hit := c.LookUp(k)
+				require.True(t, hit)
+			}
+			c.mu.Lock()
+			started, pending := len(c.prefaults), len(c.pendingWalks)
+			c.mu.Unlock()
+			require.Zero(t, started, "a walk started during the look-ups")
+			require.Equal(t, 1, pending)
+			switch trigger {
+			case "finalize":
+				require.NoError(t, c.Finalize())
+			case "reserve":
+				_, hit := c.LookUp(spec.Key{Weight: "new", Seed: 1, Fingerprint: 1, Source: 1})
+				require.False(t, hit)
+				_, err := c.ReserveSpace(64)
+				require.NoError(t, err)
+			}
+			waitWalks(c)
+			require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
+			c.mu.Lock()
+			require.Empty(t, c.pendingWalks)
+			c.mu.Unlock()
+			if trigger == "reserve" {
+				require.NoError(t, c.Finalize())
+			}
+		})
+	}
 }
 
 // waitWalks waits for the walks c started to end on their own.
@@ -225,6 +278,7 @@ func TestCloseDuringVerifyAhead(t *testing.T) {
 		}
 	}
 	require.NoError(t, c.InitializeForProgram("P"))
+	require.NoError(t, c.Finalize()) // the walk starts when the init ends
 	select {
 	case <-inside:
 	case <-time.After(10 * time.Second):

@@ -78,6 +78,10 @@ type Backend struct {
 	state      backendState
 	registered bool  // InitializeForProgram was called: Destroy must delete
 	inputIdx   []int // producer layer of each layer, -1 = program input
+	// seed and fingerprint are the kernel's, part of every key: a kernel
+	// computes its seed by hashing its layout.
+	seed        uint32
+	fingerprint uint64
 }
 
 type backendState uint8
@@ -102,7 +106,7 @@ func NewBackend(p *Program, k Kernel, c Cache) (*Backend, error) {
 	if k == nil {
 		return nil, ErrNoKernel
 	}
-	b := &Backend{prog: p, kernel: k, cache: c}
+	b := &Backend{prog: p, kernel: k, cache: c, seed: k.Seed(), fingerprint: k.Fingerprint()}
 	names := make(map[string]int, p.NumLayers())
 	for i, l := range p.layers {
 		idx := -1
@@ -117,12 +121,12 @@ func NewBackend(p *Program, k Kernel, c Cache) (*Backend, error) {
 
 // Key is the cache identity of layer i packed by the backend's kernel.
 func (b *Backend) Key(i int) spec.Key {
-	l := b.prog.layers[i]
+	t := b.prog.tensors[i]
 	return spec.Key{
-		Weight:      l.WeightName(),
-		Bias:        l.BiasName(),
-		Seed:        b.kernel.Seed(),
-		Fingerprint: b.kernel.Fingerprint(),
+		Weight:      t.weight,
+		Bias:        t.bias,
+		Seed:        b.seed,
+		Fingerprint: b.fingerprint,
 		Source:      b.prog.SourceDigest(i),
 	}
 }

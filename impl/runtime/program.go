@@ -58,12 +58,22 @@ type Program struct {
 	layers   []Layer
 	inputDim int
 	src      source
+	// tensors holds each layer's weight and bias names, made once with the
+	// program as a model file stores them, so that building a cache key
+	// at every launch's look-ups allocates nothing.
+	tensors []tensorNames
 }
+
+type tensorNames struct{ weight, bias string }
 
 func newProgram(name string, layers []Layer, src source) (*Program, error) {
 	p := &Program{name: name, layers: append([]Layer(nil), layers...), src: src}
 	if err := p.validate(); err != nil {
 		return nil, err
+	}
+	p.tensors = make([]tensorNames, len(p.layers))
+	for i, l := range p.layers {
+		p.tensors[i] = tensorNames{l.WeightName(), l.BiasName()}
 	}
 	return p, nil
 }
