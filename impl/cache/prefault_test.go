@@ -139,8 +139,9 @@ func TestCloseWaitsForPrefault(t *testing.T) {
 	c, err := cache.Open(cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("P"))
-	require.NoError(t, c.Finalize()) // the walk starts when the init ends
-	select { // the walk is held inside its first call
+	// The walk starts when the init ends; it is held inside its first call.
+	require.NoError(t, c.Finalize())
+	select {
 	case <-fs.inside:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no populate call after a load with Prefault")
