@@ -123,7 +123,7 @@ type Cache struct {
 	nextID   uint64
 	byName   map[entryName]*entry // current entry per name
 	handles  map[uint64]*entry    // every live entry
-	programs map[string]map[uint64]struct{}
+	programs map[string]*idSet    // entries each program references
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
@@ -230,7 +230,7 @@ func Open(opts Options) (*Cache, error) {
 		pageSize:       o.FS.PageSize(),
 		byName:         map[entryName]*entry{},
 		handles:        map[uint64]*entry{},
-		programs:       map[string]map[uint64]struct{}{},
+		programs:       map[string]*idSet{},
 		tombstones:     map[entryName]tombstone{},
 		carriedNames:   map[entryName]struct{}{},
 		missReason:     map[entryName]RepackReason{},
@@ -318,7 +318,7 @@ func (c *Cache) Close() error {
 		c.noteRelease(m.Close())
 	}
 	c.maps = nil
-	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]map[uint64]struct{}{}
+	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]*idSet{}
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
 	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
@@ -458,9 +458,7 @@ func (c *Cache) ref(e *entry) {
 	if c.active == "" {
 		return
 	}
-	set := c.programs[c.active]
-	if _, ok := set[e.id]; !ok {
-		set[e.id] = struct{}{}
+	if c.programs[c.active].add(e.id) {
 		e.refs++
 	}
 }

@@ -28,7 +28,7 @@ func (c *Cache) Check() error {
 	}
 	refs := map[uint64]int{}
 	for p, set := range c.programs {
-		for id := range set {
+		for id := range set.all() {
 			if c.handles[id] == nil {
 				return bad("program %q references released entry %d", p, id)
 			}

@@ -42,9 +42,9 @@ func (c *Cache) InitializeForProgram(program string) error {
 	c.blocked = reason
 	c.lastLookupUnnamed = false
 	if c.programs[program] == nil {
-		// Sized for a program that uses every indexed entry, as a warm
-		// launch does: its look-ups then allocate nothing.
-		c.programs[program] = make(map[uint64]struct{}, len(c.byName))
+		// Room for every id made so far, as a warm launch uses every
+		// indexed entry: its look-ups then allocate nothing.
+		c.programs[program] = newIDSet(c.nextID)
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func (c *Cache) DeleteProgram(program string) error {
 	}
 	// In any order: each step touches only its own entry (a reference, the
 	// index slot it holds, its handle).
-	for id := range set {
+	for id := range set.all() {
 		e := c.handles[id]
 		if e == nil {
 			continue
@@ -240,7 +240,11 @@ func (c *Cache) ProgramNames(program string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
-	for id := range c.programs[program] {
+	set := c.programs[program]
+	if set == nil {
+		return nil
+	}
+	for id := range set.all() {
 		if e := c.handles[id]; e != nil {
 			out = append(out, e.key.Weight+e.key.Bias)
 		}

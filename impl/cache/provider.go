@@ -353,12 +353,12 @@ func (c *Cache) refHolders(e *entry) {
 	}
 	n := c.name(e.key)
 	for _, set := range c.programs {
-		if _, ok := set[e.id]; ok {
+		if set.has(e.id) {
 			continue
 		}
-		for id := range set {
+		for id := range set.all() {
 			if old := c.handles[id]; old != nil && old.failed && c.name(old.key) == n {
-				set[e.id] = struct{}{}
+				set.add(e.id)
 				e.refs++
 				break
 			}
