@@ -37,8 +37,12 @@ const (
 
 // entry is one packed weight known to this cache.
 type entry struct {
-	id   uint64
-	key  spec.Key
+	id uint64
+	// key is never written through: a loaded entry's points into the
+	// parsed index (the file's own entries, which a load keeps anyway), so
+	// a warm launch does not copy 56 bytes a weight into a new page; a
+	// re-key points it at a new Key.
+	key  *spec.Key
 	data []byte // len == size; capacity clipped so appends cannot spill
 	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
 	// new for every packing this cache writes, carried over from the file
@@ -375,7 +379,7 @@ func (c *Cache) matches(e *entry, k spec.Key) bool {
 	if e.v2Key {
 		return e.key.Seed == k.Seed
 	}
-	return e.key == k
+	return *e.key == k
 }
 
 // mismatchReason says which field made e stale for k.
@@ -395,13 +399,19 @@ func mismatchReason(e *entry, k spec.Key) RepackReason {
 
 func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
 	c.nextID++
-	e := &entry{id: c.nextID, key: k, data: data}
+	// The entry and its key in one allocation.
+	ek := &struct {
+		e entry
+		k spec.Key
+	}{k: k}
+	e := &ek.e
+	e.id, e.key, e.data = c.nextID, &ek.k, data
 	c.handles[e.id] = e
 	return e
 }
 
 func (c *Cache) index(e *entry) {
-	c.byName[c.name(e.key)] = e
+	c.byName[c.name(*e.key)] = e
 	e.indexed = true
 }
 
@@ -412,13 +422,13 @@ func (c *Cache) unindex(e *entry) {
 	if !e.indexed {
 		return
 	}
-	n := c.name(e.key)
+	n := c.name(*e.key)
 	if c.byName[n] == e {
 		delete(c.byName, n)
 	}
 	e.indexed = false
 	if e.committed {
-		c.tombstones[n] = tombstone{key: e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
+		c.tombstones[n] = tombstone{key: *e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
 		e.committed = false
 	}
 	e.persist = false

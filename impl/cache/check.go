@@ -45,7 +45,7 @@ func (c *Cache) Check() error {
 		if !e.indexed && e.refs == 0 {
 			return bad("entry %q is unreachable but not released", e.key.Name())
 		}
-		if e.indexed && c.byName[c.name(e.key)] != e {
+		if e.indexed && c.byName[c.name(*e.key)] != e {
 			return bad("entry %q is marked indexed but not in the index", e.key.Name())
 		}
 		if e.committed && (!e.indexed || e.place != inFile) {
@@ -55,7 +55,7 @@ func (c *Cache) Check() error {
 	byOff := map[int64]*entry{}
 	align := c.align()
 	for n, e := range c.byName {
-		if c.handles[e.id] != e || !e.indexed || c.name(e.key) != n {
+		if c.handles[e.id] != e || !e.indexed || c.name(*e.key) != n {
 			return bad("index entry %q is not a live handle", n)
 		}
 		if e.place != inFile || !e.persist {
@@ -65,7 +65,7 @@ func (c *Cache) Check() error {
 			return bad("entry %q at misaligned offset %d", n, e.off)
 		}
 		if o := byOff[e.off]; o != nil {
-			return bad("entries %q and %q share offset %d", n, c.name(o.key), e.off)
+			return bad("entries %q and %q share offset %d", n, c.name(*o.key), e.off)
 		}
 		byOff[e.off] = e
 	}

@@ -55,7 +55,7 @@ func TestCheckCatchesBrokenState(t *testing.T) {
 		c, e := committedCache(t)
 		// The program still holds the entry, so only the index lost it,
 		// without the tombstone that would drop it at the next commit.
-		delete(c.byName, c.name(e.key))
+		delete(c.byName, c.name(*e.key))
 		e.indexed, e.committed = false, false
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)

@@ -111,7 +111,7 @@ func (c *Cache) specEntries(list []*entry, offs []int64) []spec.Entry {
 		if offs != nil {
 			off = offs[i]
 		}
-		out[i] = spec.Entry{Key: e.key, Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc, CopyID: e.copyID}
+		out[i] = spec.Entry{Key: *e.key, Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc, CopyID: e.copyID}
 	}
 	return out
 }

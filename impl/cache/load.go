@@ -206,7 +206,7 @@ func (c *Cache) sameKey(fromFile, k spec.Key) bool {
 // corruption a second time (G3). A v2 file records no copy identity, so a
 // v2 cache can compare only what is there (docs/guarantees.md, G3).
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	return c.sameCopy(d.Key, d.CopyID, e.key, e.copyID) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+	return c.sameCopy(d.Key, d.CopyID, *e.key, e.copyID) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
 }
 
 // sameCopy reports whether a committed copy read from the file (key fk,
@@ -314,7 +314,8 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	if walkAhead {
 		walk = make([]*entry, 0, len(add))
 	}
-	for i, d := range add {
+	for i := range add {
+		d := &add[i]
 		n := c.name(d.Key)
 		if cur := c.byName[n]; cur != nil {
 			// A packing of ours that will never be committed (heap: the
@@ -325,7 +326,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		}
 		e := &es[i]
 		c.nextID++
-		e.id, e.key, e.data = c.nextID, d.Key, mem[d.Offset:d.End():d.End()]
+		e.id, e.key, e.data = c.nextID, &d.Key, mem[d.Offset:d.End():d.End()]
 		c.handles[e.id] = e
 		e.place, e.off, e.crc, e.copyID = inFile, int64(d.Offset), d.CRC, d.CopyID
 		e.committed, e.persist = true, true

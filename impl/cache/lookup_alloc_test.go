@@ -74,7 +74,7 @@ func TestLookUpAllocatesNothing(t *testing.T) {
 // program's set of entries is a bitmap of ids (a map of them failed it).
 func TestWarmLoadAllocationBound(t *testing.T) {
 	ks, sizes := benchKeys()
-	bound := map[spec.Format]uint64{spec.FormatV2: 510 << 10, spec.FormatV3: 545 << 10}
+	bound := map[spec.Format]uint64{spec.FormatV2: 455 << 10, spec.FormatV3: 490 << 10}
 	for _, f := range []spec.Format{spec.FormatV2, spec.FormatV3} {
 		t.Run(f.String(), func(t *testing.T) {
 			opts := cache.Options{Path: filepath.Join(t.TempDir(), "c"), Format: f, VerifyData: cache.VerifyOnCompute, DisablePrefault: true}

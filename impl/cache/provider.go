@@ -101,7 +101,9 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 		return nil // the mapping faulted: not served, re-packed
 	}
 	delete(c.byName, v2)
-	e.key, e.v2Key, e.crc, e.verified = k, false, crc, true
+	nk := new(spec.Key) // a copy of k only here: k itself stays on the stack
+	*nk = k
+	e.key, e.v2Key, e.crc, e.verified = nk, false, crc, true
 	e.copyID = newCopyID() // first written to a v3 file by the next commit
 	c.index(e)
 	return e
@@ -137,7 +139,7 @@ func (c *Cache) recordCheck(e *entry, held bool) bool {
 		return true
 	}
 	c.stats.Corrupt++
-	c.missReason[c.name(e.key)] = RepackCorrupt
+	c.missReason[c.name(*e.key)] = RepackCorrupt
 	c.unindex(e)
 	return false
 }
@@ -351,13 +353,13 @@ func (c *Cache) refHolders(e *entry) {
 	if c.active != "" || e.key.Weight == "" {
 		return
 	}
-	n := c.name(e.key)
+	n := c.name(*e.key)
 	for _, set := range c.programs {
 		if set.has(e.id) {
 			continue
 		}
 		for id := range set.all() {
-			if old := c.handles[id]; old != nil && old.failed && c.name(old.key) == n {
+			if old := c.handles[id]; old != nil && old.failed && c.name(*old.key) == n {
 				set.add(e.id)
 				e.refs++
 				break

@@ -233,7 +233,7 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			})
 			t.Cleanup(release) // before Close, which waits for the walk
 			e := <-inside
-			require.Equal(t, last, e.key)
+			require.Equal(t, last, *e.key)
 			switch drop {
 			case "invalidated":
 				require.NoError(t, c.Invalidate(last.Weight))
