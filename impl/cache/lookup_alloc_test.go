@@ -69,9 +69,10 @@ func TestLookUpAllocatesNothing(t *testing.T) {
 // page is a page fault in a fresh process, the larger part of a warm
 // launch's CPU on a machine whose first touches trap. The bound holds what
 // a load needs: per entry the parsed index entry, the cache's entry, its
-// slots in the name, handle and program maps; per file the index buffer,
-// which also holds the names (a copy of them failed this test). The
-// program's set of entries is a bitmap of ids (a map of them failed it).
+// slots in the name and handle maps; per file the index buffer, which
+// also holds the names (a copy of them failed this test). The program's
+// set of entries is a bitmap of ids, and an entry points at its key in the
+// parsed index (a map of ids, or keys copied, failed it).
 func TestWarmLoadAllocationBound(t *testing.T) {
 	ks, sizes := benchKeys()
 	bound := map[spec.Format]uint64{spec.FormatV2: 455 << 10, spec.FormatV3: 490 << 10}
