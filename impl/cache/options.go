@@ -176,6 +176,7 @@ type Options struct {
 	CheckPath bool
 	// DisablePrefault turns off the prefault goroutine. By default each
 	// mapping of committed data is populated on a goroutine of its own,
+	// started when the program's look-ups end (Finalize or a ReserveSpace),
 	// from the mapping's end backwards, while the caller reads from its
 	// start: the page faults of a warm launch's first pass over the
 	// weights are shared with a second core (docs/cache.md,
