@@ -68,8 +68,8 @@ func (b *bencher) warmLoadCore(rep *benchReport, cfg runtime.LaunchConfig, layer
 		name string
 		opts cache.Options
 	}{
-		{"v2", cache.Options{Path: v2.CachePath, Format: spec.FormatV2, VerifyData: runtime.DefaultVerifyData}},
-		{"v3", cache.Options{Path: b.path, Format: spec.FormatV3, VerifyData: runtime.DefaultVerifyData}},
+		{"v2", cache.Options{Path: v2.CachePath, Format: spec.FormatV2, VerifyData: runtime.DefaultVerifyData, DisablePrefault: true}},
+		{"v3", cache.Options{Path: b.path, Format: spec.FormatV3, VerifyData: runtime.DefaultVerifyData, DisablePrefault: true}},
 	}
 	times := make([][]time.Duration, len(formats))
 	for i := range warmLoadCoreCycles {

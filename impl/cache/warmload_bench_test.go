@@ -19,7 +19,7 @@ func BenchmarkWarmLoadCore1184(b *testing.B) {
 	for _, f := range []spec.Format{spec.FormatV2, spec.FormatV3} {
 		b.Run(f.String(), func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "warm")
-			opts := cache.Options{Path: path, Format: f, VerifyData: cache.VerifyOnCompute}
+			opts := cache.Options{Path: path, Format: f, VerifyData: cache.VerifyOnCompute, DisablePrefault: true}
 			benchLaunch(b, opts, ks, sizes)
 			b.ReportAllocs()
 			var cpu int64
