@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"context"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +30,7 @@ type succ struct {
 	swapped   bool
 	self      bool // the step leads back to the state itself
 	edge      uint8
+	part      uint8 // the part of the visited set that holds fp (partOf)
 }
 
 // chunk is a run of states of one level, expanded by one worker and merged
@@ -155,6 +158,7 @@ func (w *worker) expand(c *chunk) {
 					sc.fp = sc.enc.Fingerprint()
 					if x.parts > 1 {
 						p := partOf(sc.fp, x.parts)
+						sc.part = uint8(p)
 						c.pfp[p] = append(c.pfp[p], sc.fp)
 					}
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
@@ -208,8 +212,14 @@ func edgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 // one worker.
 func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int, c *chunk), merge func(*chunk), stopped func() bool) {
 	level.rewind()
+	// With more than one worker, a level of a few chunks is cut finer, so
+	// that every worker has some of it.
+	size := chunkStates
+	if workers > 1 {
+		size = max(chunkStates/8, min(chunkStates, level.count()/(4*workers)))
+	}
 	fill := func(c *chunk, left int) int {
-		n := min(left, chunkStates)
+		n := min(left, size)
 		c.encs = c.encs[:n]
 		for k := range n {
 			level.next(&c.encs[k])
@@ -221,9 +231,12 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		c := x.chunkPool(1)[0]
 		for left := level.count(); left > 0 && !stopped(); {
 			left -= fill(c, left)
+			pprof.SetGoroutineLabels(roleExpand)
 			w.expand(c)
+			pprof.SetGoroutineLabels(roleMerge)
 			merge(c)
 		}
+		pprof.SetGoroutineLabels(roleOther)
 		return
 	}
 	parts := 0
@@ -243,6 +256,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	}
 	var halt atomic.Bool
 	go func() {
+		pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
 		for left := level.count(); left > 0 && !halt.Load(); {
 			c := <-pool
 			left -= fill(c, left)
@@ -266,6 +280,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(roleExpand)
 			for c := range jobs {
 				w.expand(c)
 				close(c.ready)
@@ -276,6 +291,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(roleInsert)
 			for c := range in {
 				<-c.ready
 				if !halt.Load() {
@@ -285,6 +301,8 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 			}
 		}()
 	}
+	pprof.SetGoroutineLabels(roleMerge)
+	defer pprof.SetGoroutineLabels(roleOther)
 	for c := range order {
 		<-c.ready
 		c.parts.Wait()
@@ -298,6 +316,16 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	}
 	wg.Wait()
 }
+
+// The roles of the search's goroutines, as CPU profiles label them
+// ("explore": expand, insert, merge; other for the rest of a run, the
+// liveness check included): what runs on every core and what on one.
+var (
+	roleExpand = pprof.WithLabels(context.Background(), pprof.Labels("explore", "expand"))
+	roleInsert = pprof.WithLabels(context.Background(), pprof.Labels("explore", "insert"))
+	roleMerge  = pprof.WithLabels(context.Background(), pprof.Labels("explore", "merge"))
+	roleOther  = pprof.WithLabels(context.Background(), pprof.Labels("explore", "other"))
+)
 
 // partOf is the part of the visited set that holds fp: its low bits, which
 // neither fpSet nor fpTable uses to place it (0 and 1 are one fingerprint

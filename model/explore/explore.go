@@ -5,11 +5,13 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/bits"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"time"
 
 	"github.com/xpwc/xpwc/model"
@@ -170,6 +172,10 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		every = time.Second
 	}
 	workers := max(opts.Workers, 1)
+	// CPU profiles tell the search's roles apart (expandLevel); the
+	// labels go when the run does.
+	pprof.SetGoroutineLabels(roleOther)
+	defer pprof.SetGoroutineLabels(context.Background())
 	start := time.Now()
 	lastReport := start
 
@@ -296,7 +302,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					switch {
 					case sc.self:
 					case parts != nil:
-						target, isNew = parts.resolve(c, sc, uint32(states))
+						target, isNew = parts.resolve(c, sc, uint32(states), g != nil && sc.edge&edgeQuiet != 0)
 					default:
 						target, isNew = seen.addID(sc.fp, uint32(states))
 					}

@@ -81,10 +81,10 @@ func (v *visitedParts) startChunk() { clear(v.cur) }
 
 // resolve is what insert found for sc, the next successor of its chunk
 // that is not a self-loop: whether it is new, and the number of the state
-// it leads to (state, the next number, when new; when state numbers are
-// not kept, 0 for a state seen before).
-func (v *visitedParts) resolve(c *chunk, sc *succ, state uint32) (uint32, bool) {
-	p := partOf(sc.fp, len(v.sets))
+// it leads to: state, the next number, when new; for a state seen before,
+// its number if asked for (wantID) and kept, else 0.
+func (v *visitedParts) resolve(c *chunk, sc *succ, state uint32, wantID bool) (uint32, bool) {
+	p := sc.part
 	r := c.pres[p][v.cur[p]]
 	v.cur[p]++
 	if r&newBit != 0 {
@@ -93,7 +93,7 @@ func (v *visitedParts) resolve(c *chunk, sc *succ, state uint32) (uint32, bool) 
 		}
 		return state, true
 	}
-	if v.global != nil {
+	if wantID && v.global != nil {
 		return uint32(v.global[p].at(int(r))), false
 	}
 	return 0, false
