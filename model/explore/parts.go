@@ -1,5 +1,7 @@
 package explore
 
+import "sync/atomic"
+
 // visitedParts is the visited set split by fingerprint (partOf) into one
 // part a worker, each an fpSet or an fpTable that one goroutine alone
 // inserts into (expandLevel), so that the inserts, a fifth of one worker's
@@ -36,11 +38,20 @@ func newMemParts(n int, ids bool) *visitedParts {
 	return v.init(n)
 }
 
-// newTableParts splits the fingerprint mode's table into n parts.
+// newTableParts splits the fingerprint mode's table into n parts. Each
+// part asks for a release when it has grown by an eighth of itself; one
+// ask in n releases, so that the memory is handed back as often as for
+// one table (release is a whole collection).
 func newTableParts(n int, release func()) *visitedParts {
 	v := &visitedParts{tabs: make([]*fpTable, n)}
+	var asks atomic.Int64
+	every := func() {
+		if release != nil && asks.Add(1)%int64(n) == 0 {
+			release()
+		}
+	}
 	for p := range v.tabs {
-		v.tabs[p] = newFPTable(release)
+		v.tabs[p] = newFPTable(every)
 		v.sets = append(v.sets, v.tabs[p])
 	}
 	return v.init(n)
