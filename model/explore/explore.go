@@ -215,7 +215,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	)
 	defer sp.close()
 	if workers > 1 {
-		x.parts = workers
+		x.parts = min(workers, maxParts)
 	}
 	if opts.Fingerprints {
 		if x.parts > 1 {

@@ -18,6 +18,10 @@ type visitedParts struct {
 	cur    []int // where merge is in each part's results for its chunk
 }
 
+// maxParts bounds the parts (succ.part is a byte); more than the cores
+// gain nothing.
+const maxParts = 64
+
 // newBit marks, in a part's results (chunk.pres), a state the insert added.
 const newBit = 1 << 31
 

@@ -47,7 +47,11 @@ func TestWorkersSameResult(t *testing.T) {
 		require.NoError(t, err)
 		one, kept, err := run(d, Options{Bounds: b})
 		require.NoError(t, err)
-		for _, w := range []int{2, 3} {
+		counts := []int{2, 3}
+		if name == "executorch" {
+			counts = append(counts, 300) // more workers than parts (maxParts)
+		}
+		for _, w := range counts {
 			many, got, err := run(d, Options{Bounds: b, Workers: w})
 			require.NoError(t, err)
 			sameResult(t, one, many, fmt.Sprintf("%s depth 9, %d workers", name, w))
