@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"context"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +30,7 @@ type succ struct {
 	swapped   bool
 	self      bool // the step leads back to the state itself
 	edge      uint8
+	part      uint8 // the part of the visited set that holds fp (partOf)
 }
 
 // chunk is a run of states of one level, expanded by one worker and merged
@@ -39,7 +42,16 @@ type chunk struct {
 	counts  []int    // successors of each state
 	fps     []uint64 // each state's fingerprint (expander.stateFPs)
 	covered uint64
-	done    chan struct{}
+	// With the visited set split into parts (expander.parts > 1): the
+	// fingerprints of the successors that are not self-loops, by part, in
+	// the chunk's order (pfp), and what each part's goroutine found for
+	// them (pres: the state's number within its part, newBit if the
+	// insert added it). ready is closed when the chunk is expanded; parts
+	// is done when every part has inserted its fingerprints.
+	pfp   [][]uint64
+	pres  [][]uint32
+	ready chan struct{}
+	parts sync.WaitGroup
 }
 
 const chunkStates = 256
@@ -60,12 +72,15 @@ type expander struct {
 	// chunks are kept from level to level: their slices grow to a level's
 	// widest states once, not once a level.
 	chunks []*chunk
+	// parts is how many parts the visited set is split into (0 or 1: it
+	// is not, and the merging goroutine inserts every fingerprint).
+	parts int
 }
 
 // chunkPool returns n chunks, made on first use.
 func (x *expander) chunkPool(n int) []*chunk {
 	for len(x.chunks) < n {
-		x.chunks = append(x.chunks, &chunk{encs: make([]model.Encoding, 0, chunkStates), done: make(chan struct{}, 1)})
+		x.chunks = append(x.chunks, &chunk{encs: make([]model.Encoding, 0, chunkStates)})
 	}
 	return x.chunks[:n]
 }
@@ -106,6 +121,14 @@ func (w *worker) mask(ids []spec.InvariantID) uint32 {
 func (w *worker) expand(c *chunk) {
 	x := w.x
 	c.succ, c.first, c.counts, c.fps, c.covered = c.succ[:0], c.first[:0], c.counts[:0], c.fps[:0], 0
+	if x.parts > 1 {
+		if len(c.pfp) != x.parts {
+			c.pfp, c.pres = make([][]uint64, x.parts), make([][]uint32, x.parts)
+		}
+		for p := range c.pfp {
+			c.pfp[p] = c.pfp[p][:0]
+		}
+	}
 	all := uint64(1)<<len(x.covers) - 1
 	for k := range c.encs {
 		w.state = c.encs[k].Decode()
@@ -133,6 +156,11 @@ func (w *worker) expand(c *chunk) {
 						out.Next.Encode(&sc.enc)
 					}
 					sc.fp = sc.enc.Fingerprint()
+					if x.parts > 1 {
+						p := partOf(sc.fp, x.parts)
+						sc.part = uint8(p)
+						c.pfp[p] = append(c.pfp[p], sc.fp)
+					}
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
 				sc.edge = edgeFlags(x.b, t, sc.swapped)
@@ -177,10 +205,21 @@ func edgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 // expandLevel expands every state of level and hands each chunk to merge,
 // in the level's order. With more than one worker, goroutines expand chunks
 // ahead while merge runs; stopped, read after each merge, ends the level.
-func (x *expander) expandLevel(level levelQueue, workers int, merge func(*chunk), stopped func() bool) {
+// With the visited set in parts (x.parts > 1), one goroutine a part runs
+// insert(p, c) on each chunk, in the level's order, between its expansion
+// and its merge: a part sees its fingerprints in the order one goroutine
+// would insert them, so each state is new at the same successor as with
+// one worker.
+func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int, c *chunk), merge func(*chunk), stopped func() bool) {
 	level.rewind()
+	// With more than one worker, a level of a few chunks is cut finer, so
+	// that every worker has some of it.
+	size := chunkStates
+	if workers > 1 {
+		size = max(chunkStates/8, min(chunkStates, level.count()/(4*workers)))
+	}
 	fill := func(c *chunk, left int) int {
-		n := min(left, chunkStates)
+		n := min(left, size)
 		c.encs = c.encs[:n]
 		for k := range n {
 			level.next(&c.encs[k])
@@ -192,27 +231,48 @@ func (x *expander) expandLevel(level levelQueue, workers int, merge func(*chunk)
 		c := x.chunkPool(1)[0]
 		for left := level.count(); left > 0 && !stopped(); {
 			left -= fill(c, left)
+			pprof.SetGoroutineLabels(roleExpand)
 			w.expand(c)
+			pprof.SetGoroutineLabels(roleMerge)
 			merge(c)
 		}
+		pprof.SetGoroutineLabels(roleOther)
 		return
+	}
+	parts := 0
+	if x.parts > 1 {
+		parts = x.parts
 	}
 	pool := make(chan *chunk, 2*workers+2)
 	for _, c := range x.chunkPool(cap(pool)) {
 		pool <- c
 	}
+	// Every channel holds the whole pool, so no send waits on a receiver.
 	jobs := make(chan *chunk, cap(pool))
 	order := make(chan *chunk, cap(pool))
+	toPart := make([]chan *chunk, parts)
+	for p := range toPart {
+		toPart[p] = make(chan *chunk, cap(pool))
+	}
 	var halt atomic.Bool
 	go func() {
+		pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
 		for left := level.count(); left > 0 && !halt.Load(); {
 			c := <-pool
 			left -= fill(c, left)
+			c.ready = make(chan struct{})
+			c.parts.Add(parts)
 			order <- c
+			for _, in := range toPart {
+				in <- c
+			}
 			jobs <- c
 		}
 		close(order)
 		close(jobs)
+		for _, in := range toPart {
+			close(in)
+		}
 	}()
 	var wg sync.WaitGroup
 	for range workers {
@@ -220,14 +280,32 @@ func (x *expander) expandLevel(level levelQueue, workers int, merge func(*chunk)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(roleExpand)
 			for c := range jobs {
 				w.expand(c)
-				c.done <- struct{}{}
+				close(c.ready)
 			}
 		}()
 	}
+	for p, in := range toPart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pprof.SetGoroutineLabels(roleInsert)
+			for c := range in {
+				<-c.ready
+				if !halt.Load() {
+					insert(p, c)
+				}
+				c.parts.Done()
+			}
+		}()
+	}
+	pprof.SetGoroutineLabels(roleMerge)
+	defer pprof.SetGoroutineLabels(roleOther)
 	for c := range order {
-		<-c.done
+		<-c.ready
+		c.parts.Wait()
 		if !halt.Load() {
 			merge(c)
 			if stopped() {
@@ -237,4 +315,24 @@ func (x *expander) expandLevel(level levelQueue, workers int, merge func(*chunk)
 		pool <- c
 	}
 	wg.Wait()
+}
+
+// The roles of the search's goroutines, as CPU profiles label them
+// ("explore": expand, insert, merge; other for the rest of a run, the
+// liveness check included): what runs on every core and what on one.
+var (
+	roleExpand = pprof.WithLabels(context.Background(), pprof.Labels("explore", "expand"))
+	roleInsert = pprof.WithLabels(context.Background(), pprof.Labels("explore", "insert"))
+	roleMerge  = pprof.WithLabels(context.Background(), pprof.Labels("explore", "merge"))
+	roleOther  = pprof.WithLabels(context.Background(), pprof.Labels("explore", "other"))
+)
+
+// partOf is the part of the visited set that holds fp: its low bits, which
+// neither fpSet nor fpTable uses to place it (0 and 1 are one fingerprint
+// there, so here too).
+func partOf(fp uint64, parts int) int {
+	if fp == 0 {
+		fp = 1
+	}
+	return int(uint16(fp)) % parts
 }

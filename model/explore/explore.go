@@ -5,11 +5,13 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/bits"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"time"
 
 	"github.com/xpwc/xpwc/model"
@@ -43,7 +45,10 @@ type Options struct {
 	MaxHeapBytes uint64
 	// Workers is how many goroutines expand states (0 or 1: one). Every
 	// count visits the same states and finds the same traces: workers
-	// compute successors, one goroutine merges them in order.
+	// compute successors; with more than one, the visited set is split
+	// into as many parts by fingerprint, each inserted into by its own
+	// goroutine in the level's order; one goroutine merges the rest
+	// (numbers, links, the next level) in order.
 	Workers int
 	// Liveness keeps the quiet steps between states and, when the run
 	// exhausts the state space, checks convergence over the whole graph
@@ -147,7 +152,7 @@ func Run(d model.Design, opts Options) (Result, error) {
 type searched struct {
 	g     *graph
 	links *links
-	seen  *fpSet
+	seen  stateIDs
 }
 
 // visitedSet is the set of visited states by fingerprint: fpSet, which can
@@ -167,6 +172,10 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		every = time.Second
 	}
 	workers := max(opts.Workers, 1)
+	// CPU profiles tell the search's roles apart (expandLevel); the
+	// labels go when the run does.
+	pprof.SetGoroutineLabels(roleOther)
+	defer pprof.SetGoroutineLabels(context.Background())
 	start := time.Now()
 	lastReport := start
 
@@ -197,6 +206,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		seen        visitedSet
 		memSeen     *fpSet
 		table       *fpTable
+		parts       *visitedParts // instead of seen, with more than one worker
 		g           *graph
 		dg          *diskGraph
 		links       *links
@@ -204,10 +214,18 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		sp          = &spill{temp: opts.TempFiles}
 	)
 	defer sp.close()
+	if workers > 1 {
+		x.parts = min(workers, maxParts)
+	}
 	if opts.Fingerprints {
-		table = newFPTable(debug.FreeOSMemory)
-		seen = table
-		defer table.free()
+		if x.parts > 1 {
+			parts = newTableParts(x.parts, debug.FreeOSMemory)
+			defer parts.free()
+		} else {
+			table = newFPTable(debug.FreeOSMemory)
+			seen = table
+			defer table.free()
+		}
 		links = newLinksIn(newDiskLinks(sp))
 		level, next = newDiskFrontier(sp), newDiskFrontier(sp)
 		if opts.Liveness {
@@ -219,21 +237,34 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			return Result{}, searched{}, sp.err
 		}
 	} else {
-		memSeen = newFPSet()
-		seen = memSeen
+		if x.parts > 1 {
+			parts = newMemParts(x.parts, opts.Liveness)
+		} else {
+			memSeen = newFPSet()
+			seen = memSeen
+			if opts.Liveness {
+				memSeen.withIDs()
+			}
+		}
 		if opts.Liveness {
-			memSeen.withIDs()
 			g = &graph{}
 		}
 		links = newLinks()
 		level, next = &frontier{}, &frontier{}
 	}
-	seen.addID(enc.Fingerprint(), 0)
+	if parts != nil {
+		parts.addFirst(enc.Fingerprint())
+	} else {
+		seen.addID(enc.Fingerprint(), 0)
+	}
 	level.push(&enc)
 	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
 	memory := func() uint64 {
-		if table != nil {
+		switch {
+		case table != nil:
 			return heapBytes() + table.bytes()
+		case parts != nil && parts.tabs != nil:
+			return heapBytes() + parts.bytes()
 		}
 		return heapBytes()
 	}
@@ -252,6 +283,9 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		// states in the same order and keeps the same traces.
 		merge := func(c *chunk) {
 			covered |= c.covered
+			if parts != nil {
+				parts.startChunk()
+			}
 			for j, cnt := range c.counts {
 				i := int32(base + k)
 				if g != nil {
@@ -265,7 +299,11 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					sc := &row[k] // by reference: a copy would escape through the level's interface
 					res.Transitions++
 					target, isNew := uint32(i), false
-					if !sc.self {
+					switch {
+					case sc.self:
+					case parts != nil:
+						target, isNew = parts.resolve(c, sc, uint32(states), g != nil && sc.edge&edgeQuiet != 0)
+					default:
 						target, isNew = seen.addID(sc.fp, uint32(states))
 					}
 					for nc := sc.covers; nc != 0; {
@@ -328,7 +366,11 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				}
 			}
 		}
-		x.expandLevel(level, workers, merge, func() bool { return stop })
+		var insert func(p int, c *chunk)
+		if parts != nil {
+			insert = parts.insert
+		}
+		x.expandLevel(level, workers, insert, merge, func() bool { return stop })
 		base += level.count()
 		level, next = next, level
 		if allFound(found, opts.StopWhenFound) {
@@ -341,9 +383,14 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	res.Exhausted = pending == 0 && !res.Truncated && !res.Stopped
 	res.States = states
-	if table != nil {
+	var ids stateIDs = memSeen
+	switch {
+	case parts != nil:
+		res.VisitedBytes = parts.bytes()
+		ids = parts
+	case table != nil:
 		res.VisitedBytes = table.bytes()
-	} else {
+	default:
 		res.VisitedBytes = uint64(len(memSeen.slots))*8 + uint64(len(memSeen.ids))*4
 	}
 	res.Seconds = time.Since(start).Seconds()
@@ -360,12 +407,16 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	if g != nil && res.Exhausted {
 		g.finish()
-		res.Liveness = checkLiveness(&d, b, g, links, memSeen, x.symmetric)
+		res.Liveness = checkLiveness(&d, b, g, links, ids, x.symmetric)
 	}
 	if dg != nil && res.Exhausted {
 		// The search is over: the fingerprints are not needed to judge
 		// the graph, so their memory goes before the graph's comes.
-		table.free()
+		if parts != nil {
+			parts.free()
+		} else {
+			table.free()
+		}
 		lg, ids, nums := dg.load()
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
@@ -382,7 +433,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	if opts.Fingerprints {
 		return res, searched{}, nil
 	}
-	return res, searched{g, links, memSeen}, nil
+	return res, searched{g, links, ids}, nil
 }
 
 // stopped reports whether stop is closed, without waiting.

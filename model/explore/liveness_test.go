@@ -115,35 +115,6 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 	assert.Positive(t, lv.FairComponents)
 }
 
-// Every worker count visits the same states in the same order: the same
-// counts, traces and covers.
-func TestWorkersSameResult(t *testing.T) {
-	b := model.DefaultBounds()
-	b.Depth = 9
-	for _, name := range []string{"reference", "no-commit-point"} {
-		d, err := model.DesignByName(name)
-		require.NoError(t, err)
-		one, err := Run(d, Options{Bounds: b})
-		require.NoError(t, err)
-		for _, w := range []int{2, 3} {
-			many, err := Run(d, Options{Bounds: b, Workers: w})
-			require.NoError(t, err)
-			assert.Equal(t, one.States, many.States, name)
-			assert.Equal(t, one.Transitions, many.Transitions, name)
-			assert.Equal(t, one.Violations, many.Violations, name)
-			assert.Equal(t, one.Covered, many.Covered, name)
-			assert.Equal(t, w, many.Workers)
-		}
-	}
-	d, err := model.DesignByName("repack-to-heap")
-	require.NoError(t, err)
-	one, err := Run(d, Options{Bounds: livenessBounds, Liveness: true})
-	require.NoError(t, err)
-	two, err := Run(d, Options{Bounds: livenessBounds, Liveness: true, Workers: 2})
-	require.NoError(t, err)
-	assert.Equal(t, one.Liveness, two.Liveness)
-}
-
 // At model.ExhaustiveBounds the reference's whole state space is explored,
 // with no depth bound: every invariant holds on every reachable
 // transition, every cover is reached, and convergence holds. (About 1.2

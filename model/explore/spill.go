@@ -351,12 +351,13 @@ func (g *diskGraph) nameSteps(named spillFile, nums *blocks[int32]) {
 		nums.add(num)
 	})
 	sort.Sort(names)
+	dir := names.directory()
 	var rec, count []byte
 	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
 		rec = rec[:0]
 		n := 0
 		for k := 0; k < len(steps); k += 9 {
-			if id, ok := names.find(binary.LittleEndian.Uint64(steps[k:])); ok {
+			if id, ok := names.findIn(dir, binary.LittleEndian.Uint64(steps[k:])); ok {
 				rec = binary.LittleEndian.AppendUint32(rec, id)
 				rec = append(rec, steps[k+8])
 				n++
@@ -382,6 +383,40 @@ func (p fpPairs) Swap(i, j int) {
 func (p fpPairs) find(fp uint64) (uint32, bool) {
 	i := sort.Search(p.Len(), func(i int) bool { return p[2*i] >= fp })
 	if i < p.Len() && p[2*i] == fp {
+		return uint32(p[2*i+1]), true
+	}
+	return 0, false
+}
+
+// dirBits is how many top bits of a fingerprint the directory of sorted
+// pairs goes by: 2^16 entries (256 KiB), a few pairs each for the half
+// million states the reference's graph has.
+const dirBits = 16
+
+// directory holds, for each value of a fingerprint's top dirBits bits, the
+// index of the first pair whose fingerprint has that value or more, and
+// the count of pairs at the end. Fingerprints are uniform, so findIn
+// searches a few pairs instead of all of them: a look-up a step was a
+// binary search over every state, half the liveness check's time in the
+// fingerprint mode, on one core.
+func (p fpPairs) directory() []uint32 {
+	dir := make([]uint32, 1<<dirBits+1)
+	i := 0
+	for b := range dir {
+		for i < p.Len() && p[2*i]>>(64-dirBits) < uint64(b) {
+			i++
+		}
+		dir[b] = uint32(i)
+	}
+	return dir
+}
+
+// findIn is find within the pairs dir names for fp's top bits.
+func (p fpPairs) findIn(dir []uint32, fp uint64) (uint32, bool) {
+	b := fp >> (64 - dirBits)
+	lo, hi := int(dir[b]), int(dir[b+1])
+	i := lo + sort.Search(hi-lo, func(i int) bool { return p[2*(lo+i)] >= fp })
+	if i < hi && p[2*i] == fp {
 		return uint32(p[2*i+1]), true
 	}
 	return 0, false
