@@ -22,11 +22,11 @@ type succ struct {
 	enc       model.Encoding // canonical encoding of the new state
 	fp        uint64         // its fingerprint
 	op        spec.Op
-	stepViol  uint32 // invariants (bits in spec.Invariants order) the step breaks
-	stateViol uint32 // … the new state breaks (counted on first sight only)
-	covers    uint64 // covers (bits in expander.covers order) the step is this worker's first to reach
-	swapped   bool
-	self      bool // the step leads back to the state itself
+	stepViol  uint32         // invariants (bits in spec.Invariants order) the step breaks
+	stateViol uint32         // … the new state breaks (counted on first sight only)
+	covers    uint64         // covers (bits in expander.covers order) the step is this worker's first to reach
+	ren       model.Renaming // the renaming that took the new state to its canonical form
+	self      bool           // the step leads back to the state itself
 	edge      uint8
 }
 
@@ -47,8 +47,12 @@ const chunkStates = 256
 // expander holds what expanding a state needs that does not change during a
 // run.
 type expander struct {
-	d         *model.Design
-	b         model.Bounds
+	d *model.Design
+	b model.Bounds
+	// group is the set of renamings states are identified under
+	// (model.Bounds.Symmetries, less what Options turn off); symmetric
+	// says it exchanges the processes, which the liveness check follows.
+	group     model.Renaming
 	symmetric bool
 	// stateFPs has each expanded state's own fingerprint computed too:
 	// the fingerprint mode names the liveness graph's states by it.
@@ -70,8 +74,8 @@ func (x *expander) chunkPool(n int) []*chunk {
 	return x.chunks[:n]
 }
 
-func newExpander(d *model.Design, b model.Bounds, symmetric bool) *expander {
-	x := &expander{d: d, b: b, symmetric: symmetric, alphabet: model.Alphabet(b),
+func newExpander(d *model.Design, b model.Bounds, group model.Renaming) *expander {
+	x := &expander{d: d, b: b, group: group, symmetric: group&model.SwapProcs != 0, alphabet: model.Alphabet(b),
 		covers: model.CoversFor(d), bit: map[spec.InvariantID]uint32{}}
 	for i, inv := range spec.Invariants() {
 		x.invs = append(x.invs, inv.ID)
@@ -127,15 +131,11 @@ func (w *worker) expand(c *chunk) {
 					// s is canonical and seen already.
 					sc.self = true
 				} else {
-					if x.symmetric {
-						sc.swapped = out.Next.CanonicalEncoding(&sc.enc)
-					} else {
-						out.Next.Encode(&sc.enc)
-					}
+					sc.ren = out.Next.CanonicalEncodingUnder(&sc.enc, x.group)
 					sc.fp = sc.enc.Fingerprint()
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
-				sc.edge = edgeFlags(x.b, t, sc.swapped)
+				sc.edge = edgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
 				if w.covered != all {
 					for i := range x.covers {
 						if w.covered&(1<<i) == 0 && x.covers[i].Reached(t) {

@@ -80,7 +80,8 @@ type componentIDs interface {
 // checkLiveness finds the components of the graph of live edges (Tarjan,
 // without recursion) and judges each for a fair cycle. The first fair
 // component found gives the lasso.
-func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, symmetric bool) Liveness {
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, group model.Renaming) Liveness {
+	symmetric := group&model.SwapProcs != 0
 	res := Liveness{Checked: true}
 	n := g.nodes()
 	index := make([]int32, n) // 0: not visited; else 1+discovery order
@@ -158,7 +159,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		if c, ok := seen.(componentIDs); ok {
 			seen = c.only(fair)
 		}
-		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, symmetric); ok {
+		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, group); ok {
 			res.Violations = append(res.Violations, lasso)
 		}
 	}
@@ -244,7 +245,8 @@ type pnode struct {
 // component that finalizes on every process and comes back, rebuilt op by
 // op by stepping the model again from the concrete state (the explorer
 // keeps no states, only fingerprints).
-func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, members []int32, comp []int32, symmetric bool) (Lasso, bool) {
+func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, members []int32, comp []int32, group model.Renaming) (Lasso, bool) {
+	symmetric := group&model.SwapProcs != 0
 	v := members[0]
 	for _, m := range members {
 		v = min(v, m)
@@ -262,7 +264,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	start := s
 	var e0 model.Encoding
 	q0 := uint8(0)
-	if symmetric && s.CanonicalEncoding(&e0) {
+	if s.CanonicalEncodingUnder(&e0, group)&model.SwapProcs != 0 {
 		q0 = 1
 	}
 	// Edges to take: search the product of states and parities for a
@@ -357,7 +359,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	}
 	// Rebuild each edge as a concrete op: the op from the concrete state
 	// whose outcome is the edge's target, with the edge's flags.
-	x := newExpander(d, b, symmetric)
+	x := newExpander(d, b, group)
 	cycle := make([]spec.Op, 0, len(walk))
 	var buf []model.Outcome
 	var enc model.Encoding
@@ -373,12 +375,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 			buf = model.StepAppend(buf[:0], d, b, &s, op)
 			for o := range buf {
 				out := &buf[o]
-				swapped := false
-				if symmetric {
-					swapped = out.Next.CanonicalEncoding(&enc)
-				} else {
-					out.Next.Encode(&enc)
-				}
+				swapped := out.Next.CanonicalEncodingUnder(&enc, group)&model.SwapProcs != 0
 				if id, ok := seen.lookup(enc.Fingerprint()); !ok || id != want {
 					continue
 				}
@@ -386,7 +383,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 				if edgeFlags(b, t, false)&^edgeLaunchB != wantFl&^(edgeSwapped|edgeLaunchB) {
 					continue
 				}
-				if strict && symmetric && !out.Next.SelfMirror() {
+				if strict && symmetric && !out.Next.ProcsAmbiguous(group) {
 					// The run must name the processes of the state it
 					// enters as the walk planned.
 					if b2u8(swapped) != st.from.q^b2u8(wantFl&edgeSwapped != 0) {
@@ -419,12 +416,17 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		s = out.Next
 	}
 	if s != start {
-		// Back at the mirror image of the start (a state equal to its
-		// mirror has no parity to go by): once more round, with the
-		// processes' roles swapped, is back at the start itself.
+		// Back at a renaming of the start (the walk follows the processes'
+		// parity where a state has one, never the names'): once more round,
+		// renamed alike, is back at the start itself, since every renaming
+		// is its own inverse and Step commutes with it.
+		r, ok := renamingTo(start, s, group)
+		if !ok {
+			return Lasso{}, false
+		}
 		n := len(cycle)
 		for _, op := range cycle[:n] {
-			o := model.Step(d, b, s, op)
+			o := model.Step(d, b, s, r.Op(op))
 			if len(o) != 1 {
 				return Lasso{}, false
 			}
@@ -445,4 +447,14 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		return Lasso{}, false // not fair after all
 	}
 	return Lasso{Invariant: spec.InvConverge, Prefix: prefix, Cycle: cycle}, true
+}
+
+// renamingTo returns the renaming in group g that takes from to to.
+func renamingTo(from, to model.State, g model.Renaming) (model.Renaming, bool) {
+	for r := model.Renaming(1); r <= g; r++ {
+		if r&^g == 0 && from.Renamed(r) == to {
+			return r, true
+		}
+	}
+	return 0, false
 }

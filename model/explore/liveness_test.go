@@ -111,7 +111,7 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 			g.flags.b[e/blockLen][e%blockLen] = fl &^ edgeConverged
 		}
 	}
-	lv := checkLiveness(&d, b, g, kept.links, kept.seen, true)
+	lv := checkLiveness(&d, b, g, kept.links, kept.seen, model.SwapProcs)
 	assert.Positive(t, lv.FairComponents)
 }
 
