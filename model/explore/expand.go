@@ -49,10 +49,11 @@ const chunkStates = 256
 type expander struct {
 	d *model.Design
 	b model.Bounds
-	// group is the set of renamings states are identified under
-	// (model.Bounds.Symmetries, less what Options turn off); symmetric
-	// says it exchanges the processes, which the liveness check follows.
-	group     model.Renaming
+	// canon is the canonical form states are identified by: dead fields
+	// forgotten, then renamed (model.Bounds.Symmetries, less what Options
+	// turn off); symmetric says the renamings exchange the processes,
+	// which the liveness check follows.
+	canon     model.Canon
 	symmetric bool
 	// stateFPs has each expanded state's own fingerprint computed too:
 	// the fingerprint mode names the liveness graph's states by it.
@@ -74,8 +75,8 @@ func (x *expander) chunkPool(n int) []*chunk {
 	return x.chunks[:n]
 }
 
-func newExpander(d *model.Design, b model.Bounds, group model.Renaming) *expander {
-	x := &expander{d: d, b: b, group: group, symmetric: group&model.SwapProcs != 0, alphabet: model.Alphabet(b),
+func newExpander(d *model.Design, b model.Bounds, canon model.Canon) *expander {
+	x := &expander{d: d, b: b, canon: canon, symmetric: canon.Group()&model.SwapProcs != 0, alphabet: model.Alphabet(b),
 		covers: model.CoversFor(d), bit: map[spec.InvariantID]uint32{}}
 	for i, inv := range spec.Invariants() {
 		x.invs = append(x.invs, inv.ID)
@@ -131,7 +132,7 @@ func (w *worker) expand(c *chunk) {
 					// s is canonical and seen already.
 					sc.self = true
 				} else {
-					sc.ren = out.Next.CanonicalEncodingUnder(&sc.enc, x.group)
+					sc.ren = x.canon.Encode(&out.Next, &sc.enc)
 					sc.fp = sc.enc.Fingerprint()
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}

@@ -39,6 +39,9 @@ type Options struct {
 	// exchanged separately. By default, when the bounds' programs allow it
 	// (model.Bounds.Symmetries), one of each pair is visited.
 	NoNameSymmetry bool
+	// KeepDeadFields keeps apart states that differ only in fields no
+	// future step reads (model.Canon); by default they are one state.
+	KeepDeadFields bool
 	// Stop, when closed, ends the run at once (an interrupt): the Result
 	// holds what was found so far, with Interrupted set.
 	Stop <-chan struct{}
@@ -175,7 +178,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	start := time.Now()
 	lastReport := start
 
-	x := newExpander(&d, b, opts.symmetries())
+	x := newExpander(&d, b, model.NewCanon(&d, b, opts.symmetries(), opts.KeepDeadFields))
 	covers := x.covers
 	var covered uint64
 	found := map[spec.InvariantID]Violation{}
@@ -186,7 +189,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	// As successors are keyed (expand): at one process the group has no
 	// exchange of processes, which would swap the idle slot in, starting
 	// from the wrong state.
-	init.CanonicalEncodingUnder(&enc, x.group)
+	x.canon.Encode(&init, &enc)
 
 	// What is kept of each visited state: its fingerprint in seen, and in
 	// links the state it was first reached from and the op that reached
@@ -362,7 +365,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	if g != nil && res.Exhausted {
 		g.finish()
-		res.Liveness = checkLiveness(&d, b, g, links, memSeen, x.group)
+		res.Liveness = checkLiveness(&d, b, g, links, memSeen, &x.canon)
 	}
 	if dg != nil && res.Exhausted {
 		// The search is over: the fingerprints are not needed to judge
@@ -372,7 +375,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
-		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, x.group)
+		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, &x.canon)
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}

@@ -111,7 +111,8 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 			g.flags.b[e/blockLen][e%blockLen] = fl &^ edgeConverged
 		}
 	}
-	lv := checkLiveness(&d, b, g, kept.links, kept.seen, model.SwapProcs)
+	canon := model.NewCanon(&d, b, b.Symmetries(), false)
+	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon)
 	assert.Positive(t, lv.FairComponents)
 }
 
