@@ -85,7 +85,7 @@ type violationJSON struct {
 func cmdExplore(e *env, args []string) int {
 	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
 		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]",
-		"               [--workers N] [--liveness] [--fingerprints] [--mermaid] [--scenarios DIR]")
+		"               [--no-name-symmetry] [--keep-dead-fields] [--workers N] [--liveness] [--fingerprints] [--mermaid] [--scenarios DIR]")
 	def := model.ExhaustiveBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored (0: no bound, to the end of the state space)")

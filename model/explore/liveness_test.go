@@ -193,7 +193,7 @@ func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
 
 // BenchmarkExploreWorkers compares one and two workers on the same
 // exhaustive run (the reference at ExhaustiveBounds with one kernel, about
-// 175,000 states, liveness on): run with -count N so the two alternate.
+// 51,000 states, liveness on): run with -count N so the two alternate.
 func BenchmarkExploreWorkers(b *testing.B) {
 	d, err := model.DesignByName("reference")
 	require.NoError(b, err)
