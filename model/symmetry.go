@@ -1,10 +1,176 @@
 package model
 
-import "github.com/xpwc/xpwc/spec"
+import (
+	"bytes"
+
+	"github.com/xpwc/xpwc/spec"
+)
 
 // Processes are interchangeable: every design treats A and B alike, so a
 // state and the state with A and B swapped have mirror-image futures. The
 // explorer visits one state of each pair, the canonical one.
+//
+// So are names, where the programs allow it: every rule of Step treats each
+// name by the same code over its own records (entries, tombstones, the
+// index, the ghost, its source version), and counts that mix names
+// (garbage, live entries) are sums. Only which names a program packs tells
+// w0 from w1, so exchanging them is a symmetry when every program packs
+// both or neither (Bounds.Symmetries). The two exchanges commute and each
+// is its own inverse: with both, the explorer visits one state of each
+// orbit of four.
+
+// Renaming is a renaming of processes and names: the identity, an exchange
+// of the processes, of the names w0 and w1, or both. Renamings compose by
+// exclusive or.
+type Renaming uint8
+
+const (
+	SwapProcs Renaming = 1 << iota // processes A and B exchanged
+	SwapNames                      // names w0 and w1 exchanged
+)
+
+// Symmetries returns the renamings under which Step's transitions at
+// bounds b are the same up to renaming, for every design: SwapProcs at two
+// processes, SwapNames at two or more names when every program packs both
+// w0 and w1 or neither.
+func (b Bounds) Symmetries() Renaming {
+	var g Renaming
+	if b.Procs == 2 {
+		g |= SwapProcs
+	}
+	if b.Names >= 2 {
+		g |= SwapNames
+		for p := 0; p < b.Programs; p++ {
+			if m := b.ProgramNames(spec.Program(p)) & 0b11; m == 0b01 || m == 0b10 {
+				g &^= SwapNames
+			}
+		}
+	}
+	return g
+}
+
+// Op renames op: its process, and its name when it takes one.
+func (r Renaming) Op(op spec.Op) spec.Op {
+	if r&SwapProcs != 0 && TakesProc(op) {
+		op.Proc = 1 - op.Proc
+	}
+	if r&SwapNames != 0 && takesName(op) && op.Name < 2 {
+		op.Name = 1 - op.Name
+	}
+	return op
+}
+
+func takesName(op spec.Op) bool {
+	switch op.Kind {
+	case spec.OpLookUp, spec.OpReserve, spec.OpInsert, spec.OpInvalidate, spec.OpCompute, spec.EvSourceChange:
+		return true
+	case spec.EvForeign:
+		return op.Foreign == spec.ForeignData
+	}
+	return false
+}
+
+// Renamed returns s renamed by r, its copy labels renumbered.
+func (s State) Renamed(r Renaming) State {
+	var e, x Encoding
+	s.Encode(&e)
+	e.rename(&x, r)
+	return x.Decode()
+}
+
+// rename writes into x the encoding e renamed by r.
+func (e *Encoding) rename(x *Encoding, r Renaming) {
+	if r&SwapProcs != 0 {
+		e.mirror(x)
+	} else {
+		*x = *e
+	}
+	if r&SwapNames != 0 {
+		x.swapNames()
+	}
+}
+
+// swapNames exchanges the records of w0 and w1 in the encoding. Labels are
+// numbered name by name, so the result needs no renumbering.
+func (e *Encoding) swapNames() {
+	swap := func(i, j, n int) {
+		for k := range n {
+			e[i+k], e[j+k] = e[j+k], e[i+k]
+		}
+	}
+	for q := range maxProcs {
+		o := q * procSize
+		swap(o+2, o+3, 1)
+		swap(o+procEnts, o+procEnts+entrySize, entrySize)
+		swap(o+procTomb, o+procTomb+1, 1)
+	}
+	swap(encIdx, encIdx+1, 1)
+	env := encDisk + diskSize
+	swap(env+1, env+2, 1)
+	ghost := env + envSize + 1
+	swap(ghost, ghost+1, 1)
+}
+
+// CanonicalEncodingUnder writes the encoding of the representative of s's
+// orbit under the renamings in group g (a set of Renaming bits, from
+// Bounds.Symmetries) into e, and returns the renaming that takes s to it.
+// With the processes alone it is CanonicalEncoding. With the names, the
+// representative is the least encoding of the orbit (of two renamings giving
+// it, the identity before SwapNames before SwapProcs before both).
+func (s *State) CanonicalEncodingUnder(e *Encoding, g Renaming) Renaming {
+	if g&SwapNames == 0 {
+		if g&SwapProcs != 0 && s.CanonicalEncoding(e) {
+			return SwapProcs
+		}
+		if g&SwapProcs == 0 {
+			s.Encode(e)
+		}
+		return 0
+	}
+	var c [4]Encoding // indexed by Renaming
+	s.Encode(&c[0])
+	c[SwapNames] = c[0]
+	c[SwapNames].swapNames()
+	best := Renaming(0)
+	if c[SwapNames].less(&c[best]) {
+		best = SwapNames
+	}
+	if g&SwapProcs != 0 {
+		c[0].mirror(&c[SwapProcs])
+		c[SwapProcs|SwapNames] = c[SwapProcs]
+		c[SwapProcs|SwapNames].swapNames()
+		for _, r := range [...]Renaming{SwapProcs, SwapProcs | SwapNames} {
+			if c[r].less(&c[best]) {
+				best = r
+			}
+		}
+	}
+	*e = c[best]
+	return best
+}
+
+func (e *Encoding) less(f *Encoding) bool { return bytes.Compare(e[:], f[:]) < 0 }
+
+// ProcsAmbiguous reports whether s equals one of its renamings in group g
+// that exchanges the processes: then which process is which cannot be told
+// from the state.
+func (s *State) ProcsAmbiguous(g Renaming) bool {
+	if g&SwapProcs == 0 {
+		return false
+	}
+	var e, x Encoding
+	s.Encode(&e)
+	for _, r := range [...]Renaming{SwapProcs, SwapProcs | SwapNames} {
+		if r&^g != 0 {
+			continue
+		}
+		e.rename(&x, r)
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
 
 // Canonical returns the representative of s and its mirror image, and
 // whether it swapped the processes to get it.

@@ -85,7 +85,7 @@ type violationJSON struct {
 func cmdExplore(e *env, args []string) int {
 	fs := newFlagSet(e, "explore", "simrun explore [--design NAME | --all | --list-designs] [--depth N] [--max-states N] [--json] [--quiet]",
 		"               [--max-memory MiB] [--procs N] [--names N] [--programs N] [--kernels N] [--sources N] [--foreign] [--no-symmetry]",
-		"               [--workers N] [--liveness] [--fingerprints] [--mermaid] [--scenarios DIR]")
+		"               [--no-name-symmetry] [--keep-dead-fields] [--workers N] [--liveness] [--fingerprints] [--mermaid] [--scenarios DIR]")
 	def := model.ExhaustiveBounds()
 	name := fs.String("design", "reference", "design to explore (see --list-designs)")
 	depth := fs.Int("depth", def.Depth, "longest op sequence explored (0: no bound, to the end of the state space)")
@@ -101,7 +101,9 @@ func cmdExplore(e *env, args []string) int {
 	list := fs.Bool("list-designs", false, "list the designs and exit")
 	all := fs.Bool("all", false, "explore every design and print a table")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately")
+	noSym := fs.Bool("no-symmetry", false, "visit a state and its mirror image (A and B swapped) separately (and names as --no-name-symmetry)")
+	keepDead := fs.Bool("keep-dead-fields", false, "keep apart states that differ only in fields no future step reads (forgotten by default)")
+	noNameSym := fs.Bool("no-name-symmetry", false, "visit a state and the state with w0 and w1 exchanged separately (exchanged by default when every program packs both or neither)")
 	workers := fs.Int("workers", 1, "goroutines expanding states (the same states and traces for every count)")
 	liveness := fs.Bool("liveness", true, "check convergence over the whole graph when the state space is exhausted")
 	fingerprints := fs.Bool("fingerprints", false, "keep only the visited states' fingerprints in memory (about 12 bytes a state), the rest in temporary files")
@@ -127,7 +129,7 @@ func cmdExplore(e *env, args []string) int {
 	// Ctrl-C ends the run with what was found so far (exit 130).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym,
+	opts := explore.Options{Bounds: b, MaxStates: *maxStates, NoSymmetry: *noSym, NoNameSymmetry: *noNameSym, KeepDeadFields: *keepDead,
 		Stop: ctx.Done(), MaxHeapBytes: uint64(*maxMemory) << 20, Workers: *workers, Liveness: *liveness,
 		Fingerprints: *fingerprints, TempFiles: osTemp{}}
 	if *list {

@@ -24,11 +24,11 @@ type succ struct {
 	enc       model.Encoding // canonical encoding of the new state
 	fp        uint64         // its fingerprint
 	op        spec.Op
-	stepViol  uint32 // invariants (bits in spec.Invariants order) the step breaks
-	stateViol uint32 // … the new state breaks (counted on first sight only)
-	covers    uint64 // covers (bits in expander.covers order) the step is this worker's first to reach
-	swapped   bool
-	self      bool // the step leads back to the state itself
+	stepViol  uint32         // invariants (bits in spec.Invariants order) the step breaks
+	stateViol uint32         // … the new state breaks (counted on first sight only)
+	covers    uint64         // covers (bits in expander.covers order) the step is this worker's first to reach
+	ren       model.Renaming // the renaming that took the new state to its canonical form
+	self      bool           // the step leads back to the state itself
 	edge      uint8
 	part      uint8 // the part of the visited set that holds fp (partOf)
 }
@@ -59,9 +59,12 @@ const chunkStates = 256
 // expander holds what expanding a state needs that does not change during a
 // run.
 type expander struct {
-	d         *model.Design
-	b         model.Bounds
-	symmetric bool
+	d *model.Design
+	b model.Bounds
+	// canon is the canonical form states are identified by: dead fields
+	// forgotten, then renamed (model.Bounds.Symmetries, less what Options
+	// turn off).
+	canon model.Canon
 	// stateFPs has each expanded state's own fingerprint computed too:
 	// the fingerprint mode names the liveness graph's states by it.
 	stateFPs bool
@@ -85,8 +88,8 @@ func (x *expander) chunkPool(n int) []*chunk {
 	return x.chunks[:n]
 }
 
-func newExpander(d *model.Design, b model.Bounds, symmetric bool) *expander {
-	x := &expander{d: d, b: b, symmetric: symmetric, alphabet: model.Alphabet(b),
+func newExpander(d *model.Design, b model.Bounds, canon model.Canon) *expander {
+	x := &expander{d: d, b: b, canon: canon, alphabet: model.Alphabet(b),
 		covers: model.CoversFor(d), bit: map[spec.InvariantID]uint32{}}
 	for i, inv := range spec.Invariants() {
 		x.invs = append(x.invs, inv.ID)
@@ -150,11 +153,7 @@ func (w *worker) expand(c *chunk) {
 					// s is canonical and seen already.
 					sc.self = true
 				} else {
-					if x.symmetric {
-						sc.swapped = out.Next.CanonicalEncoding(&sc.enc)
-					} else {
-						out.Next.Encode(&sc.enc)
-					}
+					sc.ren = x.canon.Encode(&out.Next, &sc.enc)
 					sc.fp = sc.enc.Fingerprint()
 					if x.parts > 1 {
 						p := partOf(sc.fp, x.parts)
@@ -163,7 +162,7 @@ func (w *worker) expand(c *chunk) {
 					}
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
-				sc.edge = edgeFlags(x.b, t, sc.swapped)
+				sc.edge = edgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
 				if w.covered != all {
 					for i := range x.covers {
 						if w.covered&(1<<i) == 0 && x.covers[i].Reached(t) {

@@ -34,8 +34,16 @@ type Options struct {
 	StopWhenFound []spec.InvariantID
 	// NoSymmetry visits a state and its mirror image (A and B swapped)
 	// separately. By default one of each pair is visited, which halves the
-	// work; traces are renamed back, so they replay as printed.
+	// work; traces are renamed back, so they replay as printed. It also
+	// turns off the exchange of names.
 	NoSymmetry bool
+	// NoNameSymmetry visits a state and the state with the names w0 and w1
+	// exchanged separately. By default, when the bounds' programs allow it
+	// (model.Bounds.Symmetries), one of each pair is visited.
+	NoNameSymmetry bool
+	// KeepDeadFields keeps apart states that differ only in fields no
+	// future step reads (model.Canon); by default they are one state.
+	KeepDeadFields bool
 	// Stop, when closed, ends the run at once (an interrupt): the Result
 	// holds what was found so far, with Interrupted set.
 	Stop <-chan struct{}
@@ -179,7 +187,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	start := time.Now()
 	lastReport := start
 
-	x := newExpander(&d, b, !opts.NoSymmetry && b.Procs == 2)
+	x := newExpander(&d, b, model.NewCanon(&d, b, opts.symmetries(), opts.KeepDeadFields))
 	covers := x.covers
 	var covered uint64
 	found := map[spec.InvariantID]Violation{}
@@ -187,13 +195,10 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 
 	init := model.Init(b)
 	var enc model.Encoding
-	if x.symmetric {
-		init.CanonicalEncoding(&enc)
-	} else {
-		// As successors are keyed (expand): at one process the canonical
-		// form would swap the idle slot in, starting from the wrong state.
-		init.Encode(&enc)
-	}
+	// As successors are keyed (expand): at one process the group has no
+	// exchange of processes, which would swap the idle slot in, starting
+	// from the wrong state.
+	x.canon.Encode(&init, &enc)
 
 	// What is kept of each visited state: its fingerprint in seen, and in
 	// links the state it was first reached from and the op that reached
@@ -318,7 +323,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
 						viol |= sc.stateViol
-						links.add(i, sc.op, sc.swapped)
+						links.add(i, sc.op, sc.ren)
 						states++
 						pending++
 						if keep {
@@ -407,7 +412,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	if g != nil && res.Exhausted {
 		g.finish()
-		res.Liveness = checkLiveness(&d, b, g, links, ids, x.symmetric)
+		res.Liveness = checkLiveness(&d, b, g, links, ids, &x.canon)
 	}
 	if dg != nil && res.Exhausted {
 		// The search is over: the fingerprints are not needed to judge
@@ -421,7 +426,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
-		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, x.symmetric)
+		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, &x.canon)
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
@@ -437,6 +442,18 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 }
 
 // stopped reports whether stop is closed, without waiting.
+// symmetries is the group of renamings the run identifies states under.
+func (o *Options) symmetries() model.Renaming {
+	if o.NoSymmetry {
+		return 0
+	}
+	g := o.Bounds.Symmetries()
+	if o.NoNameSymmetry {
+		g &^= model.SwapNames
+	}
+	return g
+}
+
 func stopped(stop <-chan struct{}) bool {
 	select {
 	case <-stop:

@@ -80,7 +80,8 @@ type componentIDs interface {
 // checkLiveness finds the components of the graph of live edges (Tarjan,
 // without recursion) and judges each for a fair cycle. The first fair
 // component found gives the lasso.
-func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, symmetric bool) Liveness {
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, canon *model.Canon) Liveness {
+	symmetric := canon.Group()&model.SwapProcs != 0
 	res := Liveness{Checked: true}
 	n := g.nodes()
 	index := make([]int32, n) // 0: not visited; else 1+discovery order
@@ -158,7 +159,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		if c, ok := seen.(componentIDs); ok {
 			seen = c.only(fair)
 		}
-		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, symmetric); ok {
+		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, canon); ok {
 			res.Violations = append(res.Violations, lasso)
 		}
 	}
@@ -244,7 +245,8 @@ type pnode struct {
 // component that finalizes on every process and comes back, rebuilt op by
 // op by stepping the model again from the concrete state (the explorer
 // keeps no states, only fingerprints).
-func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, members []int32, comp []int32, symmetric bool) (Lasso, bool) {
+func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, members []int32, comp []int32, canon *model.Canon) (Lasso, bool) {
+	symmetric := canon.Group()&model.SwapProcs != 0
 	v := members[0]
 	for _, m := range members {
 		v = min(v, m)
@@ -262,7 +264,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	start := s
 	var e0 model.Encoding
 	q0 := uint8(0)
-	if symmetric && s.CanonicalEncoding(&e0) {
+	if canon.Encode(&s, &e0)&model.SwapProcs != 0 {
 		q0 = 1
 	}
 	// Edges to take: search the product of states and parities for a
@@ -357,7 +359,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	}
 	// Rebuild each edge as a concrete op: the op from the concrete state
 	// whose outcome is the edge's target, with the edge's flags.
-	x := newExpander(d, b, symmetric)
+	x := newExpander(d, b, *canon)
 	cycle := make([]spec.Op, 0, len(walk))
 	var buf []model.Outcome
 	var enc model.Encoding
@@ -373,12 +375,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 			buf = model.StepAppend(buf[:0], d, b, &s, op)
 			for o := range buf {
 				out := &buf[o]
-				swapped := false
-				if symmetric {
-					swapped = out.Next.CanonicalEncoding(&enc)
-				} else {
-					out.Next.Encode(&enc)
-				}
+				swapped := canon.Encode(&out.Next, &enc)&model.SwapProcs != 0
 				if id, ok := seen.lookup(enc.Fingerprint()); !ok || id != want {
 					continue
 				}
@@ -386,7 +383,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 				if edgeFlags(b, t, false)&^edgeLaunchB != wantFl&^(edgeSwapped|edgeLaunchB) {
 					continue
 				}
-				if strict && symmetric && !out.Next.SelfMirror() {
+				if strict && symmetric && !canon.ProcsAmbiguous(out.Next) {
 					// The run must name the processes of the state it
 					// enters as the walk planned.
 					if b2u8(swapped) != st.from.q^b2u8(wantFl&edgeSwapped != 0) {
@@ -418,22 +415,40 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		cycle = append(cycle, out.Op)
 		s = out.Next
 	}
-	if s != start {
-		// Back at the mirror image of the start (a state equal to its
-		// mirror has no parity to go by): once more round, with the
-		// processes' roles swapped, is back at the start itself.
-		n := len(cycle)
-		for _, op := range cycle[:n] {
-			o := model.Step(d, b, s, op)
+	// The walk ends at the start up to renaming and dead fields (it
+	// follows the processes' parity where a state has one, never the
+	// names' or the dead fields'). Go round again, renamed as the last
+	// round ended (Step commutes with renaming, and dead fields change no
+	// step), until a state repeats exactly: the lasso's cycle is the rounds
+	// from its first visit, and the rounds before it join the prefix.
+	round := cycle
+	roundAt := map[model.State]int{start: 0}
+	ends := []int{0, len(cycle)}
+	for closed := false; !closed; {
+		i, ok := roundAt[s]
+		if ok {
+			prefix = append(prefix, cycle[:ends[i]]...)
+			cycle = cycle[ends[i]:]
+			closed = true
+			continue
+		}
+		if len(ends) > 64 {
+			return Lasso{}, false
+		}
+		roundAt[s] = len(ends) - 1
+		r, ok := renamingTo(canon, start, s)
+		if !ok {
+			return Lasso{}, false
+		}
+		for _, op := range round {
+			o := model.Step(d, b, s, r.Op(op))
 			if len(o) != 1 {
 				return Lasso{}, false
 			}
 			cycle = append(cycle, o[0].Op)
 			s = o[0].Next
 		}
-		if s != start {
-			return Lasso{}, false
-		}
+		ends = append(ends, len(cycle))
 	}
 	var finalized uint8
 	for _, op := range cycle {
@@ -445,4 +460,16 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		return Lasso{}, false // not fair after all
 	}
 	return Lasso{Invariant: spec.InvConverge, Prefix: prefix, Cycle: cycle}, true
+}
+
+// renamingTo returns the renaming in canon's group that takes from to to,
+// up to dead fields.
+func renamingTo(canon *model.Canon, from, to model.State) (model.Renaming, bool) {
+	g := canon.Group()
+	for r := model.Renaming(0); r <= g; r++ {
+		if r&^g == 0 && canon.Same(from.Renamed(r), to) {
+			return r, true
+		}
+	}
+	return 0, false
 }

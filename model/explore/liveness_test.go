@@ -111,7 +111,8 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 			g.flags.b[e/blockLen][e%blockLen] = fl &^ edgeConverged
 		}
 	}
-	lv := checkLiveness(&d, b, g, kept.links, kept.seen, true)
+	canon := model.NewCanon(&d, b, b.Symmetries(), false)
+	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon)
 	assert.Positive(t, lv.FairComponents)
 }
 
@@ -163,7 +164,7 @@ func TestExhaustiveBoundsFindEveryBug(t *testing.T) {
 
 // BenchmarkExploreWorkers compares one and two workers on the same
 // exhaustive run (the reference at ExhaustiveBounds with one kernel, about
-// 175,000 states, liveness on): run with -count N so the two alternate.
+// 51,000 states, liveness on): run with -count N so the two alternate.
 func BenchmarkExploreWorkers(b *testing.B) {
 	d, err := model.DesignByName("reference")
 	require.NoError(b, err)

@@ -117,8 +117,8 @@ func (s *fpSet) grow() {
 // they were found), the state it was first reached from and the op that
 // reached it: 6 bytes a state, in memory (memLinks) or in a file
 // (diskLinks). Ops are kept as indexes into a table of the distinct ops
-// seen (the alphabet and its crash branches), the top bit saying whether
-// the canonical form swapped the processes.
+// seen (the alphabet and its crash branches), the top two bits saying
+// whether the canonical form exchanged the processes, the names.
 type links struct {
 	store linkStore
 	ops   []spec.Op
@@ -140,7 +140,11 @@ type memLinks struct {
 func (m *memLinks) put(parent int32, via uint16) { m.parent.add(parent); m.via.add(via) }
 func (m *memLinks) get(i int32) (int32, uint16)  { return m.parent.at(int(i)), m.via.at(int(i)) }
 
-const swappedBit = 1 << 15
+const (
+	swappedBit = 1 << 15
+	namesBit   = 1 << 14
+	renameBits = swappedBit | namesBit
+)
 
 func newLinks() *links { return newLinksIn(&memLinks{}) }
 
@@ -150,19 +154,23 @@ func newLinksIn(store linkStore) *links {
 	return l
 }
 
-// add records the next state: reached from state i by op, swapped or not.
-func (l *links) add(i int32, op spec.Op, swapped bool) {
+// add records the next state: reached from state i by op, renamed by r
+// to its canonical form.
+func (l *links) add(i int32, op spec.Op, r model.Renaming) {
 	id, ok := l.opID[op]
 	if !ok {
 		id = uint16(len(l.ops))
-		if id >= swappedBit {
-			panic("explore: more than 32767 distinct ops") // the alphabet has a few dozen
+		if id >= namesBit {
+			panic("explore: more than 16383 distinct ops") // the alphabet has a few dozen
 		}
 		l.ops = append(l.ops, op)
 		l.opID[op] = id
 	}
-	if swapped {
+	if r&model.SwapProcs != 0 {
 		id |= swappedBit
+	}
+	if r&model.SwapNames != 0 {
+		id |= namesBit
 	}
 	l.store.put(i, id)
 }
@@ -174,9 +182,9 @@ func (l *links) path(i int32) []spec.Op {
 }
 
 // trace rebuilds the ops from the start state to state i, then last. Each
-// stored op names processes as its (canonical) parent state numbers them;
-// perm maps that numbering to the processes of the actual run, and each
-// swap to a canonical state composes into it.
+// stored op names processes and names as its (canonical) parent state
+// numbers them; perm maps that numbering to the actual run's, and each
+// renaming to a canonical state composes into it.
 func (l *links) trace(i int32, last spec.Op) []spec.Op {
 	var chain []int32
 	var vias []uint16
@@ -185,22 +193,19 @@ func (l *links) trace(i int32, last spec.Op) []spec.Op {
 		chain, vias = append(chain, j), append(vias, via)
 		j = parent
 	}
-	perm := [2]spec.Proc{0, 1}
-	rename := func(op spec.Op) spec.Op {
-		if model.TakesProc(op) && int(op.Proc) < len(perm) {
-			op.Proc = perm[op.Proc]
-		}
-		return op
-	}
+	var perm model.Renaming
 	out := make([]spec.Op, 0, len(chain)+1)
 	for k := len(chain) - 1; k >= 0; k-- {
 		v := vias[k]
-		out = append(out, rename(l.ops[v&^swappedBit]))
+		out = append(out, perm.Op(l.ops[v&^renameBits]))
 		if v&swappedBit != 0 {
-			perm[0], perm[1] = perm[1], perm[0]
+			perm ^= model.SwapProcs
+		}
+		if v&namesBit != 0 {
+			perm ^= model.SwapNames
 		}
 	}
-	return append(out, rename(last))
+	return append(out, perm.Op(last))
 }
 
 // blocks is a sequence kept in fixed-size blocks: growing it copies nothing

@@ -1,0 +1,95 @@
+package model
+
+import "github.com/xpwc/xpwc/spec"
+
+// Canon is the explorer's canonical form of a state under one design and
+// bounds: the state with the fields no future step can read forgotten
+// (set to one value), then the least of its renamings in a group
+// (CanonicalEncodingUnder). Two states with one canonical form have the
+// same futures up to renaming, with the same results, events and
+// verdicts on every step (TestCanonIsABisimulation), so the explorer
+// visits one of them.
+//
+// The forgotten fields (docs/model.md, "Dead fields"):
+//   - LoadFlag, in a design that never reads it (only the historical
+//     designs whose loaded flag changes what they do read it);
+//   - Clean, during a launch whose finalize can no longer settle its
+//     program by it: the program is settled already (finalize only ever
+//     adds to Settled, and what takes the program out of Settled clears
+//     Clean too), or the launch fell back to the heap, or the process
+//     runs an outdated kernel or source (all three last to the launch's
+//     end).
+type Canon struct {
+	group      Renaming
+	b          Bounds
+	forget     bool
+	loadFlag   bool // the design reads LoadFlag
+	programsOf [maxPrograms]uint8
+}
+
+// NewCanon returns the canonical form of design d's states at bounds b
+// under the renamings in group, forgetting dead fields unless keepDead.
+func NewCanon(d *Design, b Bounds, group Renaming, keepDead bool) Canon {
+	c := Canon{group: group, b: b, forget: !keepDead,
+		loadFlag: d.LoadedRepacksToHeap || d.LockInitToDestroy || d.LoadedFlagOnlyOnLoad}
+	for q := range maxPrograms {
+		c.programsOf[q] = b.ProgramNames(spec.Program(q))
+	}
+	return c
+}
+
+// Group is the renamings the form identifies states under.
+func (c *Canon) Group() Renaming { return c.group }
+
+// Encode writes s's canonical encoding into e and returns the renaming
+// that takes s (its dead fields forgotten) to it.
+func (c *Canon) Encode(s *State, e *Encoding) Renaming {
+	if !c.forget {
+		return s.CanonicalEncodingUnder(e, c.group)
+	}
+	f := *s
+	c.Forget(&f)
+	return f.CanonicalEncodingUnder(e, c.group)
+}
+
+// Same reports whether x and y are one state once their dead fields are
+// forgotten (without renaming).
+func (c *Canon) Same(x, y State) bool {
+	if c.forget {
+		c.Forget(&x)
+		c.Forget(&y)
+	}
+	return x == y
+}
+
+// Forget sets s's dead fields to their one value.
+func (c *Canon) Forget(s *State) {
+	for p := range s.Procs {
+		pr := &s.Procs[p]
+		if !c.loadFlag {
+			pr.LoadFlag = false
+		}
+		if pr.Clean && (s.Env.Settled&(1<<pr.Prog) != 0 || pr.Blocked || pr.Kernel != s.Env.Kernel || !c.srcCurrent(s, pr)) {
+			pr.Clean = false
+		}
+	}
+}
+
+func (c *Canon) srcCurrent(s *State, pr *Proc) bool {
+	names := c.programsOf[pr.Prog]
+	for n := range maxNames {
+		if names&(1<<n) != 0 && pr.Src[n] != s.Env.Src[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// ProcsAmbiguous reports whether s, its dead fields forgotten, equals one
+// of its renamings that exchanges the processes (State.ProcsAmbiguous).
+func (c *Canon) ProcsAmbiguous(s State) bool {
+	if c.forget {
+		c.Forget(&s)
+	}
+	return s.ProcsAmbiguous(c.group)
+}

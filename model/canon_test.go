@@ -1,0 +1,117 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+// sameFutures reports the first way in which s and t (one state once dead
+// fields are forgotten) step differently: every op must have as many
+// outcomes from each, with the same ops, results, events, invariant
+// verdicts, covers and liveness predicates, into states that are again
+// one state once forgotten ("" when they do).
+func sameFutures(c *Canon, d *Design, b Bounds, s, t State, checker *Checker) string {
+	if Current(b, &s) != Current(b, &t) {
+		return "Current differs"
+	}
+	covers := CoversFor(d)
+	for _, op := range Alphabet(b) {
+		a, o := Step(d, b, s, op), Step(d, b, t, op)
+		if len(a) != len(o) {
+			return fmt.Sprintf("%v: %d outcomes and %d", op, len(a), len(o))
+		}
+		for k := range a {
+			ta, to := Transition{Prev: &s, Out: &a[k]}, Transition{Prev: &t, Out: &o[k]}
+			switch {
+			case !c.Same(a[k].Next, o[k].Next):
+				return fmt.Sprintf("%v: next states differ\n%v\nand\n%v", op, a[k].Next, o[k].Next)
+			case a[k].Op != o[k].Op || a[k].Result != o[k].Result || a[k].Events != o[k].Events:
+				return fmt.Sprintf("%v: %v %+v %v and %v %+v %v", op, a[k].Op, a[k].Result, a[k].Events, o[k].Op, o[k].Result, o[k].Events)
+			case !slices.Equal(checker.Violated(nil, ta), checker.Violated(nil, to)):
+				return fmt.Sprintf("%v: violations %v and %v", op, checker.Violated(nil, ta), checker.Violated(nil, to))
+			case Launched(ta) != Launched(to) || ConvergedLaunch(b, ta) != ConvergedLaunch(b, to):
+				return fmt.Sprintf("%v: liveness predicates differ", op)
+			}
+			for _, cv := range covers {
+				if cv.Reached(ta) != cv.Reached(to) {
+					return fmt.Sprintf("%v: cover %s differs", op, cv.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// Forgetting dead fields is a bisimulation on every design: a reached
+// state and the state with its dead fields forgotten step alike, so the
+// explorer may visit one for both (docs/model.md, "Dead fields"). The
+// samples hold states in which each rule forgets something.
+func TestCanonIsABisimulation(t *testing.T) {
+	bounds := []Bounds{
+		{Procs: 2, Names: 1, Programs: 2, Kernels: 2, Sources: 2, Foreign: true},
+		{Procs: 2, Names: 2, Programs: 1, Kernels: 2, Sources: 2, Foreign: true},
+		{Procs: 2, Names: 2, Programs: 2, Kernels: 2, Sources: 1, Foreign: true},
+	}
+	forgot := map[string]int{}
+	for _, b := range bounds {
+		for _, d := range Designs() {
+			c := NewCanon(&d, b, b.Symmetries(), false)
+			checker := NewChecker(b)
+			for _, s := range sampleStates(&d, b, 800, 16, 60, 3) {
+				f := s
+				c.Forget(&f)
+				if f == s {
+					continue
+				}
+				for p := range s.Procs {
+					if s.Procs[p].LoadFlag != f.Procs[p].LoadFlag {
+						forgot["LoadFlag"]++
+					}
+					if pr := &s.Procs[p]; pr.Clean != f.Procs[p].Clean {
+						switch {
+						case s.Env.Settled&(1<<pr.Prog) != 0:
+							forgot["Clean, settled"]++
+						case pr.Blocked:
+							forgot["Clean, blocked"]++
+						default:
+							forgot["Clean, outdated"]++
+						}
+					}
+				}
+				if msg := sameFutures(&c, &d, b, s, f, checker); msg != "" {
+					t.Fatalf("%s %+v at\n%v\nforgotten\n%v\n%s", d.Name, b, s, f, msg)
+				}
+			}
+		}
+	}
+	for _, why := range []string{"LoadFlag", "Clean, settled", "Clean, blocked", "Clean, outdated"} {
+		require.Positive(t, forgot[why], "no sampled state forgets %s", why)
+	}
+}
+
+// A design that reads the loaded flag keeps it; every design forgets a
+// dead Clean; KeepDead forgets nothing.
+func TestCanonForgetsOnlyWhatTheDesignDoesNotRead(t *testing.T) {
+	b := ExhaustiveBounds()
+	s := Init(b)
+	s.Procs[0].LoadFlag = true
+	s.Procs[0].Phase, s.Procs[0].Clean, s.Procs[0].Blocked = spec.PhasePacking, true, true
+	for _, d := range Designs() {
+		c := NewCanon(&d, b, b.Symmetries(), false)
+		f := s
+		c.Forget(&f)
+		reads := d.LoadedRepacksToHeap || d.LockInitToDestroy || d.LoadedFlagOnlyOnLoad
+		require.Equal(t, reads, f.Procs[0].LoadFlag, d.Name)
+		require.False(t, f.Procs[0].Clean, d.Name)
+		keep := NewCanon(&d, b, b.Symmetries(), true)
+		require.False(t, keep.Same(s, f) && s != f, "%s: KeepDead tells them apart", d.Name)
+		var e1, e2 Encoding
+		require.Equal(t, c.Encode(&s, &e1), c.Encode(&f, &e2))
+		require.Equal(t, e1, e2, d.Name)
+	}
+}
