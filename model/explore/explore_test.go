@@ -12,11 +12,22 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
+// notShort is why a test skips itself under -short: -short is the run
+// each mutant of the mutation tests gets (docs/mutation.md), and it keeps
+// the behavioural tests that hold the explorer to an oracle (oracle_test.go,
+// oracle_liveness_test.go, the fingerprint mode against the search in
+// memory) and the lassos; these repeat them at larger bounds or on more
+// designs. Plain go test runs everything.
+const notShort = "larger bounds or more designs than the oracle tests: not in -short"
+
 // The reference design (and the reference under the on-compute policy)
 // breaks no invariant within the default bounds, and
 // reaches every cover: a model that could not commit, hit or compact would
 // fail here instead of passing vacuously.
 func TestReferenceIsCleanAndCovered(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	for _, d := range model.Designs() {
 		if len(d.Expect) == 0 {
 			t.Run(d.Name, func(t *testing.T) { cleanAndCovered(t, d) })
@@ -48,6 +59,9 @@ func cleanAndCovered(t *testing.T, d model.Design) {
 // Every historical design's known bug is found, with a short trace that
 // replays to a transition breaking the invariant.
 func TestVariantsFindTheirBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	for _, d := range model.Designs()[1:] {
 		if len(d.Expect) == 0 {
 			continue // clean (TestReferenceIsCleanAndCovered)
@@ -167,6 +181,9 @@ func cpuSeconds() float64 {
 // Visiting one state per mirror pair finds the same invariants with traces
 // of the same length, in fewer states.
 func TestSymmetryLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	b := model.DefaultBounds()
 	b.Depth = 10
 	for _, d := range model.Designs() {
