@@ -3,8 +3,8 @@ package explore
 import (
 	"errors"
 	"fmt"
-	"math"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
