@@ -255,6 +255,20 @@ func TestFPSet(t *testing.T) {
 	assert.False(t, s.add(1))
 }
 
+// A trace rebuilt from the parent links: from the start state it is the
+// last op alone, from a later state the ops that reached it, with the
+// processes renamed after each swap to the canonical form.
+func TestLinksTraces(t *testing.T) {
+	l := newLinks()
+	fin := func(p spec.Proc) spec.Op { return spec.Op{Kind: spec.OpFinalize, Proc: p} }
+	assert.Equal(t, []spec.Op{fin(1)}, l.trace(0, fin(1)))
+	assert.Empty(t, l.path(0))
+	l.add(0, fin(0), true)  // state 1, its processes swapped
+	l.add(1, fin(0), false) // state 2: canonical process 0 is process 1 of the run
+	assert.Equal(t, []spec.Op{fin(0), fin(1)}, l.path(2))
+	assert.Equal(t, []spec.Op{fin(0), fin(1), fin(0)}, l.trace(2, fin(1)))
+}
+
 // The frontier gives back the encodings pushed, in order, across blocks
 // and after a reset.
 func TestFrontierKeepsOrder(t *testing.T) {
