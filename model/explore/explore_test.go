@@ -288,6 +288,9 @@ func TestFrontierKeepsOrder(t *testing.T) {
 		}
 		require.Equal(t, len(want), f.n)
 		require.Greater(t, len(f.b), 1, "several blocks")
+		// Each block is filled before the next: no more blocks than the
+		// states' encodings with their bitmaps need.
+		require.LessOrEqual(t, len(f.b), 3000*(bitmapSize+model.EncodedSize)/frontBlock+1)
 		var c cursor
 		for i := range want {
 			var e model.Encoding
