@@ -12,11 +12,22 @@ import (
 	"github.com/xpwc/xpwc/spec"
 )
 
+// notShort is why a test skips itself under -short: -short is the run
+// each mutant of the mutation tests gets (docs/mutation.md), and it keeps
+// the behavioural tests that hold the explorer to an oracle (oracle_test.go,
+// oracle_liveness_test.go, the fingerprint mode against the search in
+// memory) and the lassos; these repeat them at larger bounds or on more
+// designs. Plain go test runs everything.
+const notShort = "larger bounds or more designs than the oracle tests: not in -short"
+
 // The reference design (and the reference under the on-compute policy)
 // breaks no invariant within the default bounds, and
 // reaches every cover: a model that could not commit, hit or compact would
 // fail here instead of passing vacuously.
 func TestReferenceIsCleanAndCovered(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	for _, d := range model.Designs() {
 		if len(d.Expect) == 0 {
 			t.Run(d.Name, func(t *testing.T) { cleanAndCovered(t, d) })
@@ -48,6 +59,9 @@ func cleanAndCovered(t *testing.T, d model.Design) {
 // Every historical design's known bug is found, with a short trace that
 // replays to a transition breaking the invariant.
 func TestVariantsFindTheirBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	for _, d := range model.Designs()[1:] {
 		if len(d.Expect) == 0 {
 			continue // clean (TestReferenceIsCleanAndCovered)
@@ -167,6 +181,9 @@ func cpuSeconds() float64 {
 // Visiting one state per mirror pair finds the same invariants with traces
 // of the same length, in fewer states.
 func TestSymmetryLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip(notShort)
+	}
 	b := model.DefaultBounds()
 	b.Depth = 10
 	for _, d := range model.Designs() {
@@ -238,6 +255,20 @@ func TestFPSet(t *testing.T) {
 	assert.False(t, s.add(1))
 }
 
+// A trace rebuilt from the parent links: from the start state it is the
+// last op alone, from a later state the ops that reached it, with the
+// processes renamed after each swap to the canonical form.
+func TestLinksTraces(t *testing.T) {
+	l := newLinks()
+	fin := func(p spec.Proc) spec.Op { return spec.Op{Kind: spec.OpFinalize, Proc: p} }
+	assert.Equal(t, []spec.Op{fin(1)}, l.trace(0, fin(1)))
+	assert.Empty(t, l.path(0))
+	l.add(0, fin(0), model.SwapProcs) // state 1, its processes swapped
+	l.add(1, fin(0), 0)               // state 2: canonical process 0 is process 1 of the run
+	assert.Equal(t, []spec.Op{fin(0), fin(1)}, l.path(2))
+	assert.Equal(t, []spec.Op{fin(0), fin(1), fin(0)}, l.trace(2, fin(1)))
+}
+
 // The frontier gives back the encodings pushed, in order, across blocks
 // and after a reset.
 func TestFrontierKeepsOrder(t *testing.T) {
@@ -257,6 +288,9 @@ func TestFrontierKeepsOrder(t *testing.T) {
 		}
 		require.Equal(t, len(want), f.n)
 		require.Greater(t, len(f.b), 1, "several blocks")
+		// Each block is filled before the next: no more blocks than the
+		// states' encodings with their bitmaps need.
+		require.LessOrEqual(t, len(f.b), 3000*(bitmapSize+model.EncodedSize)/frontBlock+1)
 		var c cursor
 		for i := range want {
 			var e model.Encoding

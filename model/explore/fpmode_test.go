@@ -1,8 +1,10 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,15 +27,29 @@ func TestFingerprintModeSameResult(t *testing.T) {
 		noSym   bool
 		workers int
 	}
+	every := map[string]bool{"reference": true, "repack-to-heap": true}
+	if testing.Short() {
+		// notShort: the two smallest designs with lassos, every way.
+		every = map[string]bool{"executorch": true, "pr19862-no-index": true}
+	}
 	for _, d := range model.Designs() {
+		if testing.Short() && !every[d.Name] && d.Name != "reference" {
+			continue
+		}
 		variants := []variant{{false, 1}}
-		if d.Name == "reference" || d.Name == "repack-to-heap" {
+		if every[d.Name] {
 			variants = append(variants, variant{false, 2}, variant{true, 1})
 		}
+		mems := map[bool]Result{} // by noSym: the workers do not change it
 		for _, v := range variants {
-			mem, err := Run(d, Options{Bounds: b, Liveness: true, NoSymmetry: v.noSym})
-			require.NoError(t, err)
-			require.True(t, mem.Exhausted && mem.Liveness.Checked, d.Name)
+			mem, ok := mems[v.noSym]
+			if !ok {
+				var err error
+				mem, err = Run(d, Options{Bounds: b, Liveness: true, NoSymmetry: v.noSym})
+				require.NoError(t, err)
+				require.True(t, mem.Exhausted && mem.Liveness.Checked, d.Name)
+				mems[v.noSym] = mem
+			}
 			fp, err := Run(d, Options{Bounds: b, Liveness: true, NoSymmetry: v.noSym, Fingerprints: true, Workers: v.workers, TempFiles: newTestTemp(t)})
 			require.NoError(t, err)
 			name := fmt.Sprintf("%s %+v", d.Name, v)
@@ -44,6 +60,14 @@ func TestFingerprintModeSameResult(t *testing.T) {
 			assert.Equal(t, mem.Violations, fp.Violations, name)
 			assert.Equal(t, mem.Covered, fp.Covered, name)
 			assert.Equal(t, mem.Liveness, fp.Liveness, name)
+			// A visited state is an 8-byte fingerprint (and a 4-byte
+			// number in memory with liveness) in a table at most 4/5 full,
+			// grown by a quarter (fingerprint mode, from a page a segment)
+			// or by half (in memory, from 4,096 slots).
+			assert.GreaterOrEqual(t, fp.VisitedBytes, uint64(fp.States)*8, name)
+			assert.LessOrEqual(t, fp.VisitedBytes, uint64(fp.States)*25/2+fpSegments*pageWords*8, name)
+			assert.GreaterOrEqual(t, mem.VisitedBytes, uint64(mem.States)*12, name)
+			assert.LessOrEqual(t, mem.VisitedBytes, uint64(max(mem.States*2, 4096))*12, name)
 		}
 	}
 }
@@ -78,7 +102,11 @@ func TestFingerprintModeNeedsItsFiles(t *testing.T) {
 
 // The run closes every file it made.
 func TestFingerprintModeClosesItsFiles(t *testing.T) {
-	d, err := model.DesignByName("repack-to-heap")
+	name := "repack-to-heap"
+	if testing.Short() {
+		name = "pr19862-no-index" // notShort: a smaller space with a lasso
+	}
+	d, err := model.DesignByName(name)
 	require.NoError(t, err)
 	temp := newTestTemp(t)
 	_, err = Run(d, Options{Bounds: livenessBounds, Liveness: true, Fingerprints: true, TempFiles: temp})
@@ -121,7 +149,6 @@ func (f *testFile) Close() error {
 func TestFPTable(t *testing.T) {
 	released := 0
 	tb := newFPTable(func() { released++ })
-	defer tb.free()
 	x := uint64(0x9e3779b97f4a7c15)
 	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
 	var added []uint64
@@ -142,6 +169,17 @@ func TestFPTable(t *testing.T) {
 		assert.LessOrEqual(t, s.n, len(s.slots)/5*4, "segment %d", i)
 	}
 	assert.LessOrEqual(t, tb.bytes(), uint64(len(added))*25/2+fpSegments*pageWords*8)
+	assert.GreaterOrEqual(t, tb.bytes(), uint64(len(added))*8, "8 bytes a fingerprint")
+	// The replaced segments go back each time the table has grown by an
+	// eighth: at least once for every eighth it grew by from a page a
+	// segment.
+	eighths := math.Log(float64(tb.bytes())/(fpSegments*pageWords*8)) / math.Log(9.0/8)
+	assert.GreaterOrEqual(t, float64(released), eighths-1)
+	// Freed, it holds nothing and gives its memory back.
+	before := released
+	tb.free()
+	assert.Zero(t, tb.bytes())
+	assert.Equal(t, before+1, released)
 	// 0 marks a free slot: it is kept as 1.
 	_, isNew := tb.addID(0, 0)
 	assert.True(t, isNew)
@@ -178,4 +216,127 @@ func TestLevelQueuesKeepOrder(t *testing.T) {
 		}
 	}
 	require.NoError(t, sp.close())
+}
+
+// An I/O error in any of the fingerprint mode's files, at any point of the
+// run (the first call of a kind, the second, one midway, the last), ends
+// the run with that error, wrapped, and every file closed: never a result
+// read from a broken file. A failed close of a temporary file loses
+// nothing, so it does not fail the run.
+func TestFingerprintModeIOErrors(t *testing.T) {
+	d, err := model.DesignByName("executorch")
+	require.NoError(t, err)
+	b := livenessBounds
+	b.Kernels = 1
+	opts := Options{Bounds: b, Liveness: true, Fingerprints: true}
+	want, err := Run(d, Options{Bounds: b, Liveness: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Liveness.Violations, "a lasso to read back")
+
+	clean := &faultyTemp{testTemp: newTestTemp(t)}
+	opts.TempFiles = clean
+	r, err := Run(d, opts)
+	require.NoError(t, err)
+	require.Equal(t, want.Liveness, r.Liveness)
+	t.Logf("calls: %v", clean.calls)
+	for _, method := range []string{"Create", "Write", "Read", "ReadAt", "Seek", "Truncate", "Close"} {
+		total := clean.calls[method]
+		require.Positive(t, total, "%s: the run makes no such call", method)
+		for _, at := range []int{1, 2, total / 2, total} {
+			if at < 1 || at > total {
+				continue
+			}
+			temp := &faultyTemp{testTemp: newTestTemp(t), method: method, at: at}
+			opts.TempFiles = temp
+			r, err := Run(d, opts)
+			assert.Zero(t, temp.open, "%s #%d: files left open", method, at)
+			if method == "Close" {
+				require.NoError(t, err, "%s #%d", method, at)
+				assert.Equal(t, want.Liveness, r.Liveness, "%s #%d", method, at)
+				continue
+			}
+			require.ErrorIs(t, err, errInjected, "%s #%d of %d", method, at, total)
+		}
+	}
+}
+
+var errInjected = errors.New("injected I/O error")
+
+// faultyTemp makes files whose at-th call of method (counted over all
+// of them, and Create) fails with errInjected; it counts every call.
+type faultyTemp struct {
+	*testTemp
+	method string
+	at     int
+	calls  map[string]int
+}
+
+func (o *faultyTemp) fault(method string) error {
+	if o.calls == nil {
+		o.calls = map[string]int{}
+	}
+	o.calls[method]++
+	if method == o.method && o.calls[method] == o.at {
+		return errInjected
+	}
+	return nil
+}
+
+func (o *faultyTemp) Create() (TempFile, error) {
+	if err := o.fault("Create"); err != nil {
+		return nil, err
+	}
+	f, err := o.testTemp.Create()
+	if err != nil {
+		return nil, err
+	}
+	return &faultyFile{f.(*testFile), o}, nil
+}
+
+type faultyFile struct {
+	*testFile
+	o *faultyTemp
+}
+
+func (f *faultyFile) Write(p []byte) (int, error) {
+	if err := f.o.fault("Write"); err != nil {
+		return 0, err
+	}
+	return f.testFile.Write(p)
+}
+
+func (f *faultyFile) Read(p []byte) (int, error) {
+	if err := f.o.fault("Read"); err != nil {
+		return 0, err
+	}
+	return f.testFile.Read(p)
+}
+
+func (f *faultyFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.o.fault("ReadAt"); err != nil {
+		return 0, err
+	}
+	return f.testFile.ReadAt(p, off)
+}
+
+func (f *faultyFile) Seek(off int64, whence int) (int64, error) {
+	if err := f.o.fault("Seek"); err != nil {
+		return 0, err
+	}
+	return f.testFile.Seek(off, whence)
+}
+
+func (f *faultyFile) Truncate(size int64) error {
+	if err := f.o.fault("Truncate"); err != nil {
+		return err
+	}
+	return f.testFile.Truncate(size)
+}
+
+func (f *faultyFile) Close() error {
+	err := f.o.fault("Close")
+	if cerr := f.testFile.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
