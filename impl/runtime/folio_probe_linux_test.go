@@ -30,7 +30,9 @@ import (
 // (smaps FilePmdMapped). A measurement, not a check: it runs only with
 // XPWC_FOLIO_PROBE=1 (docs/benchmarks.md, "First output on a shadow-paged
 // guest"), in the directory XPWC_FOLIO_PROBE_DIR (default the test's temp
-// directory, which must be on the file system to measure).
+// directory, which must be on the file system to measure);
+// XPWC_FOLIO_PROBE_MODES, _ROUNDS and _PAUSE (a Go duration to wait before
+// each write) choose what runs.
 func TestFolioProbe(t *testing.T) {
 	if os.Getenv("XPWC_FOLIO_PROBE") != "1" {
 		t.Skip("a measurement: set XPWC_FOLIO_PROBE=1")
@@ -56,12 +58,19 @@ func TestFolioProbe(t *testing.T) {
 	if m := os.Getenv("XPWC_FOLIO_PROBE_MODES"); m != "" {
 		modes = strings.Split(m, ",")
 	}
+	// A pause before each write lets memory freed by the last file settle
+	// (this guest reports free 2 MiB blocks to its host after a delay).
+	var pause time.Duration
+	if v, err := time.ParseDuration(os.Getenv("XPWC_FOLIO_PROBE_PAUSE")); err == nil {
+		pause = v
+	}
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	for r := range rounds {
 		for _, mode := range modes {
 			for _, huge := range []bool{false, true} {
 				path := filepath.Join(dir, fmt.Sprintf("probe-%s-%d-%v", mode, r, huge))
+				time.Sleep(pause)
 				w, err := probeWrite(path, mode, sizes)
 				if err != nil {
 					t.Fatal(err)
