@@ -114,6 +114,13 @@ func privateDirtyAround(t *testing.T, bufs [][]byte) int64 {
 // header line ("start-end perms offset dev inode [path]"), returns true.
 func smapsPrivateDirty(t *testing.T, accepts func(fields []string) bool) int64 {
 	t.Helper()
+	return smapsSum(t, "Private_Dirty:", accepts)
+}
+
+// smapsSum sums the smaps field (in bytes; "Private_Dirty:",
+// "FilePmdMapped:") over the mappings accepts takes, as smapsPrivateDirty.
+func smapsSum(t *testing.T, field string, accepts func(fields []string) bool) int64 {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	require.NoError(t, err)
 	defer f.Close()
@@ -126,7 +133,7 @@ func smapsPrivateDirty(t *testing.T, accepts func(fields []string) bool) int64 {
 			match = accepts(fields)
 			continue
 		}
-		if match && len(fields) == 3 && fields[0] == "Private_Dirty:" {
+		if match && len(fields) == 3 && fields[0] == field {
 			kb, err := strconv.ParseInt(fields[1], 10, 64)
 			require.NoError(t, err)
 			total += kb << 10

@@ -144,6 +144,7 @@ type hookFS struct {
 	open     func(name string, flag int) error
 	allocate func(name string, off, length int64) error
 	mmap     func(name string) error
+	fill     func(name string, off, length int64) error
 }
 
 func (h *hookFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
@@ -180,6 +181,20 @@ func (f *hookFile) Map(off int64, length int, prot vfs.Prot) (vfs.Mapping, error
 		}
 	}
 	return f.File.Map(off, length, prot)
+}
+
+// FillHuge makes every hooked file a vfs.HugeFiller: the hook sees the
+// call first, then the wrapped file fills if it can.
+func (f *hookFile) FillHuge(off, length int64) error {
+	if f.h.fill != nil {
+		if err := f.h.fill(f.Name(), off, length); err != nil {
+			return err
+		}
+	}
+	if hf, ok := f.File.(vfs.HugeFiller); ok {
+		return hf.FillHuge(off, length)
+	}
+	return vfs.ErrNotSupported
 }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

@@ -101,6 +101,9 @@ const DefaultCompactGarbageRatio = 0.5
 // 1 s more for 600 MB). Those figures are of stores through read-write
 // mappings (MappedWrites); with staged writes, the default, the setting
 // hardly changed either figure (docs/benchmarks.md, "Staged writes").
+// Since then an extension at least this far ahead ends on a 2 MiB boundary
+// and is filled with huge folios before any write (writer.allocate), so
+// the folio size no longer depends on it.
 const DefaultAllocateAhead = 16 << 20
 
 // DefaultFileMode is the permission of a new cache file: owner only, as
@@ -200,7 +203,8 @@ type Options struct {
 	// AllocateAhead is how far a new cache file (written under a temporary
 	// name, read by no one until its first commit) is allocated ahead of
 	// its reservations: it is extended by doubling, never more than
-	// AllocateAhead past the reservation, and trimmed at the commit. 0
+	// AllocateAhead past the reservation (rounded up to 2 MiB where the
+	// extension is filled with huge folios), and trimmed at the commit. 0
 	// means DefaultAllocateAhead; a negative value allocates each
 	// reservation's region alone. A live file, which other processes map,
 	// always grows by one region at a time.

@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -213,5 +214,62 @@ func TestNewFileAllocatedAheadAndTrimmed(t *testing.T) {
 			s = process(t, cache.Options{Path: opts.Path, Format: f}, ks)
 			require.Equal(t, uint64(len(ks)), s.Hits)
 		})
+	}
+}
+
+// A new file's extensions are filled with huge folios in whole, aligned
+// huge pages inside what was allocated, and a refused fill costs nothing
+// but speed: every entry is still written, committed and found again.
+func TestHugeFillRefusedChangesNothing(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		var fills [][2]int64
+		var allocated int64
+		fsys := &hookFS{FS: vfs.OS(),
+			allocate: func(_ string, off, length int64) error { allocated = max(allocated, off+length); return nil },
+			fill: func(_ string, off, length int64) error {
+				fills = append(fills, [2]int64{off, length})
+				require.Zero(t, off%vfs.HugePageSize, "fill at %d", off)
+				require.Zero(t, length%vfs.HugePageSize, "fill of %d bytes", length)
+				require.LessOrEqual(t, off+length, allocated, "fill past what was allocated")
+				if refuse {
+					return fmt.Errorf("refused: %w", vfs.ErrNotSupported)
+				}
+				return nil
+			}}
+		opts := cache.Options{Path: tempPath(t), FS: fsys}
+		ks := make([]spec.Key, 24)
+		for i := range ks {
+			ks[i] = key("big"+itoa(i), 1)
+		}
+		c, err := cache.Open(opts)
+		require.NoError(t, err)
+		require.NoError(t, c.InitializeForProgram("P"))
+		for _, k := range ks {
+			buf, err := c.ReserveSpace(300 << 10)
+			require.NoError(t, err)
+			fillPacked(k, buf)
+			_, err = c.LookUpOrInsert(k, buf)
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.Finalize())
+		s := c.Stats()
+		require.NoError(t, c.Close())
+		require.Empty(t, s.HeapBytes, "refused %v: nothing falls back to the heap", refuse)
+		require.Equal(t, uint64(1), s.Commits)
+		require.GreaterOrEqual(t, len(fills), 2, "a 7 MB file is extended and filled more than once")
+		c, err = cache.Open(cache.Options{Path: opts.Path})
+		require.NoError(t, err)
+		require.NoError(t, c.InitializeForProgram("P"))
+		want := make([]byte, 300<<10)
+		for _, k := range ks {
+			h, hit := c.LookUp(k)
+			require.True(t, hit, "refused %v: %q found again", refuse, k.Name())
+			got, err := c.Bytes(h)
+			require.NoError(t, err)
+			fillPacked(k, want)
+			require.True(t, bytes.Equal(want, got), "refused %v: bytes of %q", refuse, k.Name())
+		}
+		require.NoError(t, c.Finalize())
+		require.NoError(t, c.Close())
 	}
 }

@@ -319,8 +319,15 @@ func (c *Cache) writeStaged(rg *region, packed []byte) ([]byte, HeapReason, erro
 // far the end of the file is from the stores decides the size of the page
 // cache's folios, which the packers' stores and every later launch's first
 // pass over the mapping pay for in opposite directions
-// (DefaultAllocateAhead). If the space ahead does not fit (ENOSPC), the
-// region alone is allocated, so a nearly full disk holds as much as before.
+// (DefaultAllocateAhead). When the file can (vfs.HugeFiller) and the
+// distance ahead is at least a huge page, each extension ends on a huge
+// page boundary and is filled into the page cache as huge folios before
+// any write: a region written by itself would otherwise get folios no
+// larger than its write, and every warm launch's first pass over the
+// mapping would take a fault per small folio where it could take one per
+// 2 MiB (docs/benchmarks.md, "First output on a shadow-paged guest"). If
+// the space ahead does not fit (ENOSPC), the region alone is allocated, so
+// a nearly full disk holds as much as before.
 func (w *writer) allocate(off, length int64) error {
 	end := off + length
 	if w.temp == "" || w.maxAhead <= 0 {
@@ -330,8 +337,24 @@ func (w *writer) allocate(off, length int64) error {
 		return nil
 	}
 	target := end + min(end, w.maxAhead)
+	hf, huge := w.f.(vfs.HugeFiller)
+	huge = huge && w.maxAhead >= vfs.HugePageSize
+	if huge {
+		target = roundUp(target, vfs.HugePageSize)
+	}
 	err := w.f.Allocate(off, target-off)
 	if err == nil {
+		if huge {
+			// From the first huge page boundary not yet filled: a range
+			// already in the page cache (the header, the last extension)
+			// keeps its folios.
+			from := roundUp(max(off, w.ahead), vfs.HugePageSize)
+			if from < target {
+				// Only speed depends on it: where the kernel or file
+				// system refuses, writes get small folios as before.
+				_ = hf.FillHuge(from, target-from)
+			}
+		}
 		w.ahead = target
 		return nil
 	}

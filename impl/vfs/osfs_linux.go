@@ -62,3 +62,36 @@ func (m *osMapping) Populate(off, length int) error {
 		}
 	}
 }
+
+var _ HugeFiller = (*osFile)(nil)
+
+func (o *osFile) FillHuge(off, length int64) error {
+	if off < 0 || length <= 0 || off%HugePageSize != 0 || length%HugePageSize != 0 {
+		return fmt.Errorf("vfs: fill huge %s [%d,+%d): %w", o.f.Name(), off, length, unix.EINVAL)
+	}
+	// A read fault in a MADV_HUGEPAGE mapping reads the file around it in
+	// PMD-sized folios (the page cache's read-around for huge mappings);
+	// over an allocated but unwritten range that is zeros, no disk I/O.
+	// Later writes (pwrite or stores) go into those folios, where a write
+	// into an uncached range gets a folio no larger than the write.
+	m, err := o.Map(off, int(length), ProtRead)
+	if err != nil {
+		return err
+	}
+	b := m.Bytes()
+	err = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	if err == nil {
+		err = m.(*osMapping).Populate(0, len(b))
+	}
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EINVAL):
+		return fmt.Errorf("vfs: fill huge %s: %w", o.f.Name(), ErrNotSupported)
+	default:
+		return fmt.Errorf("vfs: fill huge %s [%d,+%d): %w", o.f.Name(), off, length, err)
+	}
+}

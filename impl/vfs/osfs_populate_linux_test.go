@@ -71,3 +71,32 @@ func TestOSMappingPopulate(t *testing.T) {
 	require.NoError(t, m.Close())
 	require.Error(t, pm.Populate(0, ps))
 }
+
+// FillHuge takes only huge-page-aligned ranges inside the file, and
+// changes no byte of it: an allocated range reads as zeros after it, and
+// bytes written before it stay.
+func TestOSFileFillHuge(t *testing.T) {
+	fsys := vfs.OS()
+	f, err := fsys.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o600)
+	require.NoError(t, err)
+	defer f.Close()
+	const size = 2 * vfs.HugePageSize
+	require.NoError(t, f.Allocate(0, size))
+	_, err = f.WriteAt([]byte("kept"), vfs.HugePageSize-2)
+	require.NoError(t, err)
+	hf, ok := f.(vfs.HugeFiller)
+	require.True(t, ok, "the OS file implements HugeFiller on Linux")
+	for _, r := range [][2]int64{{4096, vfs.HugePageSize}, {0, 4096}, {0, 0}, {-vfs.HugePageSize, vfs.HugePageSize}} {
+		require.Error(t, hf.FillHuge(r[0], r[1]), "range %v", r)
+	}
+	require.Error(t, hf.FillHuge(0, 2*size), "past the end of the file")
+	if err := hf.FillHuge(0, size); err != nil {
+		require.ErrorIs(t, err, vfs.ErrNotSupported)
+	}
+	b := make([]byte, size)
+	_, err = f.ReadAt(b, 0)
+	require.NoError(t, err)
+	want := make([]byte, size)
+	copy(want[vfs.HugePageSize-2:], "kept")
+	require.Equal(t, want, b)
+}

@@ -199,3 +199,25 @@ type Populater interface {
 	// the mapping's end is an error.
 	Populate(off, length int) error
 }
+
+// HugePageSize is the size of a PMD mapping on the platforms the cache
+// measures (x86-64, arm64 with 4 KiB pages): a page-cache folio of this
+// size, at a file offset that is a multiple of it, can be mapped by one
+// page-table entry instead of 512.
+const HugePageSize = 2 << 20
+
+// HugeFiller is a File that can fill an allocated, unwritten range of
+// itself into the page cache as HugePageSize folios of zeros before it is
+// written, so that writes land in large folios and later read-only
+// mappings of the range take one page fault per folio instead of one per
+// small folio (docs/benchmarks.md, "First output on a shadow-paged guest").
+// The OS file implements it on Linux. It changes no byte of the file and
+// writes nothing; callers that find it absent, or that get an error, lose
+// nothing but speed.
+type HugeFiller interface {
+	// FillHuge faults [off, off+length) of the file into the page cache in
+	// HugePageSize folios where the kernel and file system allow it. off
+	// and length must be multiples of HugePageSize and the range must lie
+	// within the file's size.
+	FillHuge(off, length int64) error
+}
