@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
 	"testing"
@@ -90,4 +92,28 @@ func TestBenchBandwidthByShape(t *testing.T) {
 	require.InEpsilon(t, total/packS, rep.PackGBps, 0.05)
 	require.InEpsilon(t, total/copyS, rep.CopyGBps, 0.05)
 	require.Equal(t, ratio(rep.PackGBps, rep.CopyGBps), rep.PackRatio)
+}
+
+// BenchmarkBandwidth runs simrun bench's packing-against-copy measurement
+// alone, on llama-1184 read from a program file as the bench reads it:
+//
+//	go test ./cmd/simrun -run '^$' -bench Bandwidth -benchtime 1x -count 5
+//
+// GODEBUG=cpu.avx512f=off takes the kernels' AVX2 path on an AVX-512 CPU.
+func BenchmarkBandwidth(b *testing.B) {
+	gen, err := runtime.Preset(runtime.PresetLlama1184, 1)
+	require.NoError(b, err)
+	path := filepath.Join(b.TempDir(), "llama.program")
+	require.NoError(b, runtime.WriteProgramFile(path, gen))
+	p, err := runtime.ReadProgramFile(path)
+	require.NoError(b, err)
+	k := kernels.NewRegistry().Default()
+	var rep benchReport
+	for b.Loop() {
+		require.NoError(b, (&bencher{}).bandwidth(&rep, p, k))
+	}
+	b.ReportMetric(rep.PackRatio, "pack/copy")
+	for _, s := range rep.PackByShape {
+		b.ReportMetric(s.PackRatio, fmt.Sprintf("%dx%d", s.N, s.K))
+	}
 }
