@@ -100,6 +100,10 @@ func (k *Kernel) packQC8WSR1(dst []byte, n, kdim int, w, bias []float32) error {
 // (zeros when bias is nil), then pad for the padding channels (0 in the
 // canonical layouts, the layout's pad pattern in the others).
 func writeBias(pbias []uint32, n0, nb int, bias []float32, pad uint32) {
+	if nb == len(pbias) && bias != nil {
+		copy(pbias, rawmem.Float32Bits(bias[n0:n0+nb]))
+		return
+	}
 	for j := range pbias {
 		switch {
 		case j >= nb:

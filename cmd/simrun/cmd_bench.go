@@ -161,13 +161,15 @@ type benchReport struct {
 	GrowthBytesAfterUpgrade int64             `json:"growth_bytes_after_upgrade"`
 
 	// Packing and plain copy of the same source bytes, layer by layer,
-	// alternated in one loop so both see the same machine state.
+	// alternated in one loop so both see the same machine state
+	// (bencher.bandwidth); PackByShape is the same per layer shape.
 	// CRCGBps is CRC32C over the packed bytes in the same loop, a buffer hot
 	// in the caches: not the path a warm launch runs (ChecksumGBps is).
-	PackGBps  float64 `json:"pack_gbps"`
-	CopyGBps  float64 `json:"copy_gbps"`
-	CRCGBps   float64 `json:"crc_gbps"`
-	PackRatio float64 `json:"pack_to_copy_ratio"`
+	PackGBps    float64     `json:"pack_gbps"`
+	CopyGBps    float64     `json:"copy_gbps"`
+	CRCGBps     float64     `json:"crc_gbps"`
+	PackRatio   float64     `json:"pack_to_copy_ratio"`
+	PackByShape []packShape `json:"pack_by_shape"`
 
 	// Over the cache file as a warm launch sees it, mapped read-only:
 	// FirstTouchMS is the first read pass over a fresh mapping (its page
@@ -725,6 +727,16 @@ func (b *bencher) mappedFile(rep *benchReport) error {
 	return nil
 }
 
+// bandwidth times packing against a plain copy of the same source bytes,
+// layer by layer, three passes over the program. Each side starts from the
+// source as a launch's packer gets it, just filled by Program.Weights: the
+// copy used to run right after the pack and read a source the pack had
+// just pulled into the caches, where the pack read it after the fill,
+// which for layers of 1 MiB and more (Go's memmove switches to
+// non-temporal stores there) had left it in memory only. Each side writes
+// its own reused, pre-touched buffer. The time of a shape is the median
+// call times its layers, for both sides alike: on a shared machine a
+// preempted call would otherwise land on one side only.
 func (b *bencher) bandwidth(rep *benchReport, p *runtime.Program, k *kernels.Kernel) error {
 	var maxW, maxN, maxPacked int
 	for _, l := range p.Layers() {
@@ -740,39 +752,91 @@ func (b *bencher) bandwidth(rep *benchReport, p *runtime.Program, k *kernels.Ker
 	for i := range cp {
 		cp[i] = 1
 	}
+	type times struct {
+		shape      packShape
+		bytes      int64 // source bytes of one layer
+		pack, copy []time.Duration
+	}
+	var shapes []*times
+	type shapeKey struct {
+		n, k int
+		bias bool
+	}
+	byShape := map[shapeKey]*times{}
 	goruntime.GC()
-	var packT, copyT, crcT time.Duration
-	var srcBytes, packedBytes int64
+	var crcT time.Duration
+	var packedBytes int64
 	var sum uint32
-	for range 3 {
+	for pass := range 3 {
 		for i, l := range p.Layers() {
 			ww, bb := w[:l.N*l.K], bias[:l.N]
-			p.Weights(i, ww, bb)
 			if !l.Bias {
 				bb = nil
 			}
+			key := shapeKey{l.N, l.K, l.Bias}
+			st := byShape[key]
+			if st == nil {
+				st = &times{shape: packShape{N: l.N, K: l.K, Bias: l.Bias}, bytes: int64(4 * (len(ww) + len(bb)))}
+				byShape[key] = st
+				shapes = append(shapes, st)
+			}
+			if pass == 0 {
+				st.shape.Layers++
+			}
 			packed := dst[:k.PackedSize(l.N, l.K)]
+			p.Weights(i, ww, bias[:l.N])
 			t := time.Now()
 			if err := k.Pack(packed, l.N, l.K, ww, bb); err != nil {
 				return err
 			}
-			packT += time.Since(t)
+			st.pack = append(st.pack, time.Since(t))
+			p.Weights(i, ww, bias[:l.N])
 			t = time.Now()
 			copy(cp[copy(cp, ww):], bb)
-			copyT += time.Since(t)
+			st.copy = append(st.copy, time.Since(t))
 			t = time.Now()
 			sum ^= spec.CRC32C(packed)
 			crcT += time.Since(t)
-			srcBytes += int64(4 * (len(ww) + len(bb)))
 			packedBytes += int64(len(packed))
 		}
 	}
-	rep.PackGBps = round2(float64(srcBytes) / packT.Seconds() / 1e9)
-	rep.CopyGBps = round2(float64(srcBytes) / copyT.Seconds() / 1e9)
-	rep.CRCGBps = round2(float64(packedBytes) / crcT.Seconds() / 1e9)
+	var srcBytes int64
+	var packT, copyT time.Duration
+	rep.PackByShape = make([]packShape, 0, len(shapes))
+	for _, st := range shapes {
+		n := time.Duration(st.shape.Layers)
+		mp, mc := median(st.pack)*n, median(st.copy)*n
+		bytes := st.bytes * int64(n)
+		srcBytes, packT, copyT = srcBytes+bytes, packT+mp, copyT+mc
+		st.shape.PackGBps, st.shape.CopyGBps = gbps(bytes, mp), gbps(bytes, mc)
+		st.shape.PackRatio = ratio(st.shape.PackGBps, st.shape.CopyGBps)
+		rep.PackByShape = append(rep.PackByShape, st.shape)
+		b.progress("pack %dx%d (%d layers): %.2f GB/s, copy %.2f GB/s (%.2f)", st.shape.N, st.shape.K, st.shape.Layers, st.shape.PackGBps, st.shape.CopyGBps, st.shape.PackRatio)
+	}
+	rep.PackGBps, rep.CopyGBps = gbps(srcBytes, packT), gbps(srcBytes, copyT)
+	rep.CRCGBps = gbps(packedBytes, crcT)
 	rep.PackRatio = ratio(rep.PackGBps, rep.CopyGBps)
 	b.progress("pack %.2f GB/s, copy %.2f GB/s, crc32c %.2f GB/s (checksum %08x)", rep.PackGBps, rep.CopyGBps, rep.CRCGBps, sum)
 	return nil
+}
+
+// gbps is n bytes over d in GB/s, rounded as the report's figures are.
+func gbps(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return round2(float64(n) / d.Seconds() / 1e9)
+}
+
+// packShape is packing against copying for the layers of one shape.
+type packShape struct {
+	N         int     `json:"n"`
+	K         int     `json:"k"`
+	Bias      bool    `json:"bias"`
+	Layers    int     `json:"layers"`
+	PackGBps  float64 `json:"pack_gbps"`
+	CopyGBps  float64 `json:"copy_gbps"`
+	PackRatio float64 `json:"pack_to_copy_ratio"`
 }
 
 // heapLaunch initializes the program packed on the heap (no cache file)

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xpwc/xpwc/impl/runtime"
+	"github.com/xpwc/xpwc/kernels"
 )
 
 // The median of two runs is their mean, not the slower one, so a two-run
@@ -48,4 +52,68 @@ func TestPrivateDirtyGrowsWithWrittenMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, after-before, int64(32<<20))
 	goruntime.KeepAlive(buf)
+}
+
+// The bandwidth figures break down by layer shape: every layer is counted
+// once in its shape, and the whole program's figures are the shapes' sums.
+func TestBenchBandwidthByShape(t *testing.T) {
+	p, err := runtime.Preset(runtime.PresetSmall, 1)
+	require.NoError(t, err)
+	k := kernels.NewRegistry().Default()
+	var rep benchReport
+	require.NoError(t, (&bencher{}).bandwidth(&rep, p, k))
+	require.Len(t, rep.PackByShape, p.NumLayers(), "the small preset's layers all differ in shape")
+	var layers int
+	var packS, copyS float64
+	for i, s := range rep.PackByShape {
+		l := p.Layer(i)
+		require.Equal(t, []any{l.N, l.K, l.Bias, 1}, []any{s.N, s.K, s.Bias, s.Layers})
+		require.Positive(t, s.PackGBps)
+		require.Positive(t, s.CopyGBps)
+		require.Equal(t, ratio(s.PackGBps, s.CopyGBps), s.PackRatio)
+		layers += s.Layers
+		b := float64(4 * (l.N*l.K + l.N))
+		if !l.Bias {
+			b = float64(4 * l.N * l.K)
+		}
+		packS += b / s.PackGBps
+		copyS += b / s.CopyGBps
+	}
+	require.Equal(t, p.NumLayers(), layers)
+	// The whole figure is total bytes over total time (up to the rounding
+	// of the per-shape figures), not a mean of the shapes' ratios.
+	var total float64
+	for _, l := range p.Layers() {
+		total += float64(4 * l.N * l.K)
+		if l.Bias {
+			total += float64(4 * l.N)
+		}
+	}
+	require.InEpsilon(t, total/packS, rep.PackGBps, 0.05)
+	require.InEpsilon(t, total/copyS, rep.CopyGBps, 0.05)
+	require.Equal(t, ratio(rep.PackGBps, rep.CopyGBps), rep.PackRatio)
+}
+
+// BenchmarkBandwidth runs simrun bench's packing-against-copy measurement
+// alone, on llama-1184 read from a program file as the bench reads it:
+//
+//	go test ./cmd/simrun -run '^$' -bench Bandwidth -benchtime 1x -count 5
+//
+// GODEBUG=cpu.avx512f=off takes the kernels' AVX2 path on an AVX-512 CPU.
+func BenchmarkBandwidth(b *testing.B) {
+	gen, err := runtime.Preset(runtime.PresetLlama1184, 1)
+	require.NoError(b, err)
+	path := filepath.Join(b.TempDir(), "llama.program")
+	require.NoError(b, runtime.WriteProgramFile(path, gen))
+	p, err := runtime.ReadProgramFile(path)
+	require.NoError(b, err)
+	k := kernels.NewRegistry().Default()
+	var rep benchReport
+	for b.Loop() {
+		require.NoError(b, (&bencher{}).bandwidth(&rep, p, k))
+	}
+	b.ReportMetric(rep.PackRatio, "pack/copy")
+	for _, s := range rep.PackByShape {
+		b.ReportMetric(s.PackRatio, fmt.Sprintf("%dx%d", s.N, s.K))
+	}
 }

@@ -291,6 +291,12 @@ func (c *Cache) spareStaging(buf []byte) {
 // with the returned reason. Only called while rg belongs to c.w (a region
 // that can no longer be committed is taken from its reservation: endWrite,
 // compaction).
+//
+// The pwrite runs under c.mu. Nothing waits for it in a launch: the
+// runtime packs and inserts on one goroutine, and a mutex and block
+// profile of three cold llama-1184 launches showed no contention on c.mu
+// at all. Outside the lock it would need Close, Finalize and compaction to
+// wait for writes in flight, and a re-check that rg still belongs to c.w.
 func (c *Cache) writeStaged(rg *region, packed []byte) ([]byte, HeapReason, error) {
 	if len(packed) > 0 {
 		if _, err := c.w.f.WriteAt(packed, rg.off); err != nil {
