@@ -154,18 +154,14 @@ func (m machine) publish(o *Outcome, idx [maxNames]Rec, garbage int, replace, cr
 		replace = true
 		fresh = 0
 		o.Events |= EvtCompact
-		// The rewrite copies each packing from the committer's mapping of
-		// it: bytes a foreign write changed in the file are copied intact
-		// from a mapping of the old file, and changed ones from a mapping
-		// of the current file (still caught by their checksum, G1).
-		pr := &s.Procs[p]
-		for n := range idx {
-			e := &pr.Ents[n]
-			held := (e.Status == spec.EntryLoaded || e.Status == spec.EntryCommitted) && !e.Retired
-			if idx[n].Present() && held && e.Rec.Copy() == idx[n].Copy() {
-				idx[n] = idx[n]&^recCorrupt | e.Rec&recCorrupt
-			}
-		}
+		// The rewrite copies each committed packing from the file at the
+		// path, so the copy keeps its label truthfully: it is carried from
+		// the record the index lists, bytes a foreign write changed
+		// included (caught by their checksum, G1). Copied from the
+		// committer's mapping of an older file, it would be a sibling of
+		// the listed bytes under the same label, and an instance that maps
+		// the changed ones would keep them at its refresh and miss in a
+		// launch owed convergence (I4; found by the explorer at two names).
 	}
 	if replace {
 		garbage = 0

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/xpwc/xpwc/impl/vfs"
@@ -307,8 +308,13 @@ func (c *Cache) removeLive() error {
 }
 
 // rewrite writes the live entries to a new file and renames it over the
-// path (compaction, G4). Data is copied from the mappings, so the old file's
-// mappings stay valid for handles already given out.
+// path (compaction, G4); the old file's mappings stay valid for handles
+// already given out. A committed entry is copied from the file at the path,
+// where the index this writer re-read lists it, not from this instance's
+// mapping: that may be of an older file whose bytes differ from the listed
+// ones (a foreign write changed one of them), and the copy keeps the listed
+// copy's identity, which another instance's refresh trusts to keep its own
+// mapping (G3; TestCompactionCopiesTheFileAtThePath).
 func (c *Cache) rewrite(list []*entry) error {
 	if c.opts.Format == spec.FormatV2 && len(list) == 0 {
 		return c.removeLive()
@@ -320,10 +326,19 @@ func (c *Cache) rewrite(list []*entry) error {
 	}
 	nw := &writer{lock: old.lock, f: f, temp: temp, align: old.align}
 	offs := make([]int64, len(list))
+	var buf []byte
 	for i, e := range list {
 		off := roundUp(pos, nw.align)
 		if len(e.data) > 0 {
-			if _, err := f.WriteAt(e.data, off); err != nil {
+			data := e.data
+			if e.committed && !e.carried && old.f != nil && old.temp == "" {
+				buf = slices.Grow(buf[:0], len(e.data))[:len(e.data)]
+				if _, err := old.f.ReadAt(buf, e.off); err != nil {
+					return c.abandon(nw, err)
+				}
+				data = buf
+			}
+			if _, err := f.WriteAt(data, off); err != nil {
 				return c.abandon(nw, err)
 			}
 		}
