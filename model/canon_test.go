@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,17 +29,11 @@ func sameFutures(c *Canon, d *Design, b Bounds, s, t State, checker *Checker) st
 			switch {
 			case !c.Same(a[k].Next, o[k].Next):
 				return fmt.Sprintf("%v: next states differ\n%v\nand\n%v", op, a[k].Next, o[k].Next)
-			case a[k].Op != o[k].Op || a[k].Result != o[k].Result || a[k].Events != o[k].Events:
-				return fmt.Sprintf("%v: %v %+v %v and %v %+v %v", op, a[k].Op, a[k].Result, a[k].Events, o[k].Op, o[k].Result, o[k].Events)
-			case !slices.Equal(checker.Violated(nil, ta), checker.Violated(nil, to)):
-				return fmt.Sprintf("%v: violations %v and %v", op, checker.Violated(nil, ta), checker.Violated(nil, to))
-			case Launched(ta) != Launched(to) || ConvergedLaunch(b, ta) != ConvergedLaunch(b, to):
-				return fmt.Sprintf("%v: liveness predicates differ", op)
+			case a[k].Op != o[k].Op:
+				return fmt.Sprintf("%v: ops %v and %v", op, a[k].Op, o[k].Op)
 			}
-			for _, cv := range covers {
-				if cv.Reached(ta) != cv.Reached(to) {
-					return fmt.Sprintf("%v: cover %s differs", op, cv.Name)
-				}
+			if why := sameVerdicts(b, checker, covers, ta, to, true); why != "" {
+				return fmt.Sprintf("%v: %s", op, why)
 			}
 		}
 	}

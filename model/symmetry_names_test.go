@@ -68,20 +68,33 @@ func equivariant(d *Design, b Bounds, s State, r Renaming, checker *Checker) str
 				return fmt.Sprintf("%v: next states differ\n%v\nrenamed\n%v", op, a[k].Next, c[k].Next)
 			case r.Op(a[k].Op) != c[k].Op:
 				return fmt.Sprintf("%v: ops %v and %v", op, a[k].Op, c[k].Op)
-			case a[k].Result != c[k].Result || a[k].Events != c[k].Events:
-				return fmt.Sprintf("%v: results %+v %v and %+v %v", op, a[k].Result, a[k].Events, c[k].Result, c[k].Events)
-			case !slices.Equal(checker.Violated(nil, ta), checker.Violated(nil, tc)):
-				return fmt.Sprintf("%v: violations %v and %v", op, checker.Violated(nil, ta), checker.Violated(nil, tc))
-			case Quiet(a[k].Op) != Quiet(c[k].Op) || Launched(ta) != Launched(tc) || ConvergedLaunch(b, ta) != ConvergedLaunch(b, tc):
-				return fmt.Sprintf("%v: liveness predicates differ", op)
 			}
-			for _, cv := range covers {
-				// power-loss asks for process A's instance: of the processes,
-				// covers are asked of the canonical state only.
-				if r&SwapProcs == 0 && cv.Reached(ta) != cv.Reached(tc) {
-					return fmt.Sprintf("%v: cover %s differs", op, cv.Name)
-				}
+			// power-loss asks for process A's instance: of the processes,
+			// covers are asked of the canonical state only.
+			if why := sameVerdicts(b, checker, covers, ta, tc, r&SwapProcs == 0); why != "" {
+				return fmt.Sprintf("%v: %s", op, why)
 			}
+		}
+	}
+	return ""
+}
+
+// sameVerdicts reports the first way in which two transitions judged alike
+// are judged differently: results and events, invariant verdicts, the
+// liveness predicates and, if askCovers, the covers ("" when they agree).
+func sameVerdicts(b Bounds, checker *Checker, covers []Cover, ta, tc Transition, askCovers bool) string {
+	a, c := ta.Out, tc.Out
+	switch {
+	case a.Result != c.Result || a.Events != c.Events:
+		return fmt.Sprintf("results %+v %v and %+v %v", a.Result, a.Events, c.Result, c.Events)
+	case !slices.Equal(checker.Violated(nil, ta), checker.Violated(nil, tc)):
+		return fmt.Sprintf("violations %v and %v", checker.Violated(nil, ta), checker.Violated(nil, tc))
+	case Quiet(a.Op) != Quiet(c.Op) || Launched(ta) != Launched(tc) || ConvergedLaunch(b, ta) != ConvergedLaunch(b, tc):
+		return "liveness predicates differ"
+	}
+	for _, cv := range covers {
+		if askCovers && cv.Reached(ta) != cv.Reached(tc) {
+			return fmt.Sprintf("cover %s differs", cv.Name)
 		}
 	}
 	return ""
