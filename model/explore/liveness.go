@@ -77,76 +77,82 @@ type componentIDs interface {
 	only(members []int32) stateIDs
 }
 
-// checkLiveness finds the components of the graph of live edges (Tarjan,
-// without recursion) and judges each for a fair cycle. The first fair
-// component found gives the lasso.
-func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, canon *model.Canon) Liveness {
+// checkLiveness finds the components of the graph of live edges and judges
+// each for a fair cycle. The first fair component found gives the lasso.
+// The search is Pearce's variant of Tarjan's ("A space-efficient algorithm
+// for finding strongly connected components", 2016), without recursion:
+// one number a state (rindex) where Tarjan keeps two, index and lowlink —
+// at a hundred million states the graph and its search are what the
+// fingerprint mode holds in memory.
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, canon *model.Canon, tick *ticker) Liveness {
 	symmetric := canon.Group()&model.SwapProcs != 0
 	res := Liveness{Checked: true}
 	n := g.nodes()
-	index := make([]int32, n) // 0: not visited; else 1+discovery order
-	low := make([]int32, n)   // lowlink while on the stack; then -(1+component)
-	var stack []int32
+	// rindex: 0 not visited; > 0 the least discovery number (from 1) the
+	// state is known to reach while its component is open; -c once it is
+	// in component c (from 1).
+	rindex := make([]int32, n)
+	var stack []int32 // states whose walk is done and whose component is open
 	type frame struct {
 		v    int32
 		e, h int
+		root bool // no state found that v reaches and that was discovered before it
 	}
 	var calls []frame
 	next := int32(1)
 	comps := int32(0)
 	parity := make([]uint8, n) // per node of the component being judged: 1 = visited, 2 = odd
 	var fair []int32           // the first fair component's nodes
-	for root := range n {
-		if index[root] != 0 {
-			continue
+	push := func(v int32) {
+		rindex[v] = next
+		if next&0xffff == 0 && tick.due() {
+			tick.printf("liveness: %d of %d states, %d components", next, n, comps)
 		}
-		push := func(v int32) {
-			index[v], low[v] = next, next
-			next++
-			stack = append(stack, v)
-			e, h := g.row(int(v))
-			calls = append(calls, frame{v, e, h})
+		next++
+		e, h := g.row(int(v))
+		calls = append(calls, frame{v, e, h, true})
+	}
+	for root := range n {
+		if rindex[root] != 0 {
+			continue
 		}
 		push(int32(root))
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			if f.e < f.h {
-				e := f.e
-				f.e++
-				if !g.live(e) {
+				if !g.live(f.e) {
+					f.e++
 					continue
 				}
-				w := int32(g.to.at(e))
-				switch {
-				case index[w] == 0:
-					push(w)
-				case low[w] > 0: // on the stack
-					low[f.v] = min(low[f.v], index[w])
+				w := int32(g.to.at(f.e))
+				if rindex[w] == 0 {
+					push(w) // and come back to this step when w is done
+					continue
 				}
+				if r := rindex[w]; r > 0 && r < rindex[f.v] {
+					rindex[f.v], f.root = r, false
+				}
+				f.e++
 				continue
 			}
-			v := f.v
+			v, isRoot := f.v, f.root
 			calls = calls[:len(calls)-1]
-			if len(calls) > 0 {
-				u := calls[len(calls)-1].v
-				if low[v] > 0 {
-					low[u] = min(low[u], low[v])
-				}
-			}
-			if low[v] != index[v] {
+			stack = append(stack, v)
+			if !isRoot {
 				continue
 			}
-			// v is the root of a component: pop it.
+			// v is the root of a component: it is v and the states
+			// above it on the stack, each numbered at least as v.
 			k := len(stack) - 1
-			for stack[k] != v {
+			for k > 0 && rindex[stack[k-1]] >= rindex[v] {
 				k--
 			}
 			members := stack[k:]
 			comps++
 			for _, m := range members {
-				low[m] = -comps
+				rindex[m] = -comps
 			}
-			if isFair(g, b, members, low, parity, -comps, symmetric) {
+			if isFair(g, b, members, rindex, parity, -comps, symmetric) {
 				res.FairComponents++
 				if fair == nil {
 					fair = append([]int32(nil), members...)
@@ -159,7 +165,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		if c, ok := seen.(componentIDs); ok {
 			seen = c.only(fair)
 		}
-		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, canon); ok {
+		if lasso, ok := buildLasso(d, b, g, l, seen, fair, rindex, canon); ok {
 			res.Violations = append(res.Violations, lasso)
 		}
 	}

@@ -122,7 +122,7 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 		}
 	}
 	canon := model.NewCanon(&d, b, b.Symmetries(), false)
-	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon)
+	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon, nil)
 	assert.Positive(t, lv.FairComponents)
 }
 
