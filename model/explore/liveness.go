@@ -105,7 +105,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 	var fair []int32           // the first fair component's nodes
 	push := func(v int32) {
 		rindex[v] = next
-		if next&0xffff == 0 && tick.due() {
+		if next&4095 == 0 && tick.due() {
 			tick.printf("liveness: %d of %d states, %d components", next, n, comps)
 		}
 		next++
