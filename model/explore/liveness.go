@@ -423,38 +423,11 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	}
 	// The walk ends at the start up to renaming and dead fields (it
 	// follows the processes' parity where a state has one, never the
-	// names' or the dead fields'). Go round again, renamed as the last
-	// round ended (Step commutes with renaming, and dead fields change no
-	// step), until a state repeats exactly: the lasso's cycle is the rounds
-	// from its first visit, and the rounds before it join the prefix.
-	round := cycle
-	roundAt := map[model.State]int{start: 0}
-	ends := []int{0, len(cycle)}
-	for closed := false; !closed; {
-		i, ok := roundAt[s]
-		if ok {
-			prefix = append(prefix, cycle[:ends[i]]...)
-			cycle = cycle[ends[i]:]
-			closed = true
-			continue
-		}
-		if len(ends) > 64 {
-			return Lasso{}, false
-		}
-		roundAt[s] = len(ends) - 1
-		r, ok := renamingTo(canon, start, s)
-		if !ok {
-			return Lasso{}, false
-		}
-		for _, op := range round {
-			o := model.Step(d, b, s, r.Op(op))
-			if len(o) != 1 {
-				return Lasso{}, false
-			}
-			cycle = append(cycle, o[0].Op)
-			s = o[0].Next
-		}
-		ends = append(ends, len(cycle))
+	// names' or the dead fields'): going round again, renamed (Step
+	// commutes with renaming, and dead fields change no step), closes it.
+	prefix, cycle, ok := closeRounds(d, b, canon, start, s, prefix, cycle)
+	if !ok {
+		return Lasso{}, false
 	}
 	var finalized uint8
 	for _, op := range cycle {
@@ -466,6 +439,39 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		return Lasso{}, false // not fair after all
 	}
 	return Lasso{Invariant: spec.InvConverge, Prefix: prefix, Cycle: cycle}, true
+}
+
+// closeRounds takes round, a walk from start to s that is start up to a
+// renaming in canon's group and dead fields, round again from s, renamed as
+// the last round ended, until a state repeats exactly: the cycle is the
+// rounds from that state's first visit, and the rounds before it follow
+// prefix. False when a renamed step is not one step, or after 64 rounds.
+func closeRounds(d *model.Design, b model.Bounds, canon *model.Canon, start, s model.State, prefix, round []spec.Op) ([]spec.Op, []spec.Op, bool) {
+	cycle := round
+	roundAt := map[model.State]int{start: 0}
+	ends := []int{0, len(cycle)}
+	for {
+		if i, ok := roundAt[s]; ok {
+			return append(prefix, cycle[:ends[i]]...), cycle[ends[i]:], true
+		}
+		if len(ends) > 64 {
+			return nil, nil, false
+		}
+		roundAt[s] = len(ends) - 1
+		r, ok := renamingTo(canon, start, s)
+		if !ok {
+			return nil, nil, false
+		}
+		for _, op := range round {
+			o := model.Step(d, b, s, r.Op(op))
+			if len(o) != 1 {
+				return nil, nil, false
+			}
+			cycle = append(cycle, o[0].Op)
+			s = o[0].Next
+		}
+		ends = append(ends, len(cycle))
+	}
 }
 
 // renamingTo returns the renaming in canon's group that takes from to to,
