@@ -1,11 +1,14 @@
 package explore
 
 import (
+	"encoding/binary"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The liveness graph's index of fingerprints finds each placed
@@ -46,5 +49,63 @@ func TestFPIndexFindsWhatWasPlaced(t *testing.T) {
 		}
 		_, ok := x.find(0xabcd<<48 | 1)
 		assert.False(t, ok)
+	}
+}
+
+// Naming the graph's steps in batches, the rows of a batch shared between
+// goroutines, writes what naming them one by one in order writes: each
+// row's count of steps to states in the index, then those steps.
+func TestStepBatchNamesInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fps := make([]uint64, 1000)
+	x := newFPIndex(len(fps))
+	for i := range fps {
+		fps[i] = r.Uint64()
+		x.count(fps[i])
+	}
+	x.startPlacing()
+	for i, fp := range fps {
+		x.place(fp, uint32(i))
+	}
+	x.finish(1)
+	var rows [][]byte
+	var want []byte
+	for range 300 {
+		var row, rec []byte
+		n := 0
+		for range r.IntN(6) {
+			fp, flags := r.Uint64(), byte(r.IntN(8))
+			i := r.IntN(len(fps))
+			if r.IntN(3) > 0 {
+				fp = fps[i] // else (almost surely) a state without a row
+			}
+			row = binary.LittleEndian.AppendUint64(row, fp)
+			row = append(row, flags)
+			if fp == fps[i] {
+				rec = binary.LittleEndian.AppendUint32(rec, uint32(i))
+				rec = append(rec, flags)
+				n++
+			}
+		}
+		rows = append(rows, row)
+		want = binary.AppendUvarint(want, uint64(n))
+		want = append(want, rec...)
+	}
+	for _, workers := range []int{1, 3} {
+		sp := &spill{temp: newTestTemp(t)}
+		named := sp.file()
+		var b stepBatch
+		for k, row := range rows {
+			b.steps = append(b.steps, row...)
+			b.ends = append(b.ends, len(b.steps))
+			if k%7 == 6 {
+				b.name(x, workers, &named)
+			}
+		}
+		b.name(x, workers, &named)
+		got, err := io.ReadAll(named.reader())
+		require.NoError(t, err)
+		require.NoError(t, sp.close())
+		assert.Equal(t, want, got, "workers %d", workers)
 	}
 }

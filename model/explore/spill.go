@@ -354,25 +354,83 @@ func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 		row++
 	})
 	idx.finish(g.workers)
-	var rec, count []byte
+	var batch stepBatch
 	row = 0
 	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
-		rec = rec[:0]
-		n := 0
-		for k := 0; k < len(steps); k += 9 {
-			if id, ok := idx.find(binary.LittleEndian.Uint64(steps[k:])); ok {
-				rec = binary.LittleEndian.AppendUint32(rec, id)
-				rec = append(rec, steps[k+8])
-				n++
-			}
+		batch.steps = append(batch.steps, steps...)
+		batch.ends = append(batch.ends, len(batch.steps))
+		if len(batch.steps) >= stepBatchBytes {
+			batch.name(idx, g.workers, &named)
 		}
-		count = binary.AppendUvarint(count[:0], uint64(n))
-		named.write(count)
-		named.write(rec)
 		if row++; row&4095 == 0 && tick.due() {
 			tick.printf("liveness: naming steps, %d of %d states", row, g.rows)
 		}
 	})
+	batch.name(idx, g.workers, &named)
+}
+
+// stepBatch is a run of the graph's rows whose steps are named together,
+// the rows shared in order between goroutines (a find is a few misses in
+// memory far larger than any cache, so it is the pass's longest part) and
+// written in order.
+type stepBatch struct {
+	steps []byte // the rows' steps, 9 bytes each
+	ends  []int  // where each row's steps end
+	outs  [][]byte
+	recs  [][]byte
+}
+
+// stepBatchBytes is a batch's size: a few thousand rows, small beside the
+// index.
+const stepBatchBytes = 1 << 20
+
+// name writes the batch's rows to named, each as its count of named steps
+// and those steps (target row, flags), and empties the batch.
+func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
+	n := max(1, min(workers, len(s.ends)))
+	for len(s.outs) < n {
+		s.outs, s.recs = append(s.outs, nil), append(s.recs, nil)
+	}
+	part := func(w int) {
+		lo, hi := len(s.ends)*w/n, len(s.ends)*(w+1)/n
+		start := 0
+		if lo > 0 {
+			start = s.ends[lo-1]
+		}
+		out := s.outs[w][:0]
+		for r := lo; r < hi; r++ {
+			rec := s.recs[w][:0]
+			k := 0
+			for ; start < s.ends[r]; start += 9 {
+				if id, ok := idx.find(binary.LittleEndian.Uint64(s.steps[start:])); ok {
+					rec = binary.LittleEndian.AppendUint32(rec, id)
+					rec = append(rec, s.steps[start+8])
+					k++
+				}
+			}
+			out = binary.AppendUvarint(out, uint64(k))
+			out = append(out, rec...)
+			s.recs[w] = rec
+		}
+		s.outs[w] = out
+	}
+	if n == 1 {
+		part(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				part(w)
+			}()
+		}
+		wg.Wait()
+	}
+	for _, out := range s.outs[:n] {
+		named.write(out)
+	}
+	s.steps, s.ends = s.steps[:0], s.ends[:0]
 }
 
 // fpIndex names the liveness graph's states by fingerprint: the
