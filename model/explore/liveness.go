@@ -95,8 +95,8 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 	var stack []int32 // states whose walk is done and whose component is open
 	type frame struct {
 		v    int32
-		e, h int
-		root bool // no state found that v reaches and that was discovered before it
+		e, h uint32 // the next step of v's row to take, and the row's end (graph.off's width)
+		root bool   // no state found that v reaches and that was discovered before it
 	}
 	var calls []frame
 	next := int32(1)
@@ -110,7 +110,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		}
 		next++
 		e, h := g.row(int(v))
-		calls = append(calls, frame{v, e, h, true})
+		calls = append(calls, frame{v, uint32(e), uint32(h), true}) // 16 bytes: the walk can be as deep as the graph
 	}
 	for root := range n {
 		if rindex[root] != 0 {
@@ -120,11 +120,11 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			if f.e < f.h {
-				if !g.live(f.e) {
+				if !g.live(int(f.e)) {
 					f.e++
 					continue
 				}
-				w := int32(g.to.at(f.e))
+				w := int32(g.to.at(int(f.e)))
 				if rindex[w] == 0 {
 					push(w) // and come back to this step when w is done
 					continue
