@@ -185,7 +185,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	pprof.SetGoroutineLabels(roleOther)
 	defer pprof.SetGoroutineLabels(context.Background())
 	start := time.Now()
-	lastReport := start
+	tick := newTicker(opts.Progress, d.Name, every, start)
 
 	x := newExpander(&d, b, model.NewCanon(&d, b, opts.symmetries(), opts.KeepDeadFields))
 	covers := x.covers
@@ -235,7 +235,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		level, next = newDiskFrontier(sp), newDiskFrontier(sp)
 		if opts.Liveness {
 			dg = newDiskGraph(sp)
-			dg.release = debug.FreeOSMemory
+			dg.release, dg.workers = debug.FreeOSMemory, workers
 			x.stateFPs = true
 		}
 		if sp.err != nil {
@@ -347,11 +347,9 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				}
 				kk := k
 				k++
-				if kk&1023 == 0 && opts.Progress != nil && time.Since(lastReport) >= every {
-					lastReport = time.Now()
-					el := lastReport.Sub(start).Seconds()
-					fmt.Fprintf(opts.Progress, "explore %s: depth %d, %d states, queue %d, %d transitions, %.0f states/s\n",
-						d.Name, depth+1, states, level.count()-k+next.count(), res.Transitions, float64(states)/el)
+				if kk&1023 == 0 && tick.due() {
+					tick.printf("depth %d, %d states, queue %d, %d transitions, %.0f states/s",
+						depth+1, states, level.count()-k+next.count(), res.Transitions, float64(states)/time.Since(start).Seconds())
 				}
 				if opts.MaxStates > 0 && states >= opts.MaxStates {
 					res.Truncated, stop = true, true
@@ -412,7 +410,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 	if g != nil && res.Exhausted {
 		g.finish()
-		res.Liveness = checkLiveness(&d, b, g, links, ids, &x.canon)
+		res.Liveness = checkLiveness(&d, b, g, links, ids, &x.canon, tick)
 	}
 	if dg != nil && res.Exhausted {
 		// The search is over: the fingerprints are not needed to judge
@@ -422,11 +420,11 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		} else {
 			table.free()
 		}
-		lg, ids, nums := dg.load()
+		lg, ids := dg.load(tick)
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
-		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, nums}, ids, &x.canon)
+		res.Liveness = checkLiveness(&d, b, lg, renumbered{links, dg}, ids, &x.canon, tick)
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
@@ -441,7 +439,39 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	return res, searched{g, links, ids}, nil
 }
 
-// stopped reports whether stop is closed, without waiting.
+// ticker writes the run's progress lines, at most one an interval; nil
+// writes none.
+type ticker struct {
+	w     io.Writer
+	name  string
+	every time.Duration
+	last  time.Time
+}
+
+func newTicker(w io.Writer, name string, every time.Duration, start time.Time) *ticker {
+	if w == nil {
+		return nil
+	}
+	return &ticker{w: w, name: name, every: every, last: start}
+}
+
+// due reports whether a line is due, and if so starts the next interval.
+func (t *ticker) due() bool {
+	if t == nil {
+		return false
+	}
+	now := time.Now()
+	if now.Sub(t.last) < t.every {
+		return false
+	}
+	t.last = now
+	return true
+}
+
+func (t *ticker) printf(format string, args ...any) {
+	fmt.Fprintf(t.w, "explore %s: "+format+"\n", append([]any{t.name}, args...)...)
+}
+
 // symmetries is the group of renamings the run identifies states under.
 func (o *Options) symmetries() model.Renaming {
 	if o.NoSymmetry {
@@ -454,6 +484,7 @@ func (o *Options) symmetries() model.Renaming {
 	return g
 }
 
+// stopped reports whether stop is closed, without waiting.
 func stopped(stop <-chan struct{}) bool {
 	select {
 	case <-stop:

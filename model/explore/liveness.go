@@ -77,76 +77,82 @@ type componentIDs interface {
 	only(members []int32) stateIDs
 }
 
-// checkLiveness finds the components of the graph of live edges (Tarjan,
-// without recursion) and judges each for a fair cycle. The first fair
-// component found gives the lasso.
-func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, canon *model.Canon) Liveness {
+// checkLiveness finds the components of the graph of live edges and judges
+// each for a fair cycle. The first fair component found gives the lasso.
+// The search is Pearce's variant of Tarjan's ("A space-efficient algorithm
+// for finding strongly connected components", 2016), without recursion:
+// one number a state (rindex) where Tarjan keeps two, index and lowlink —
+// at a hundred million states the graph and its search are what the
+// fingerprint mode holds in memory.
+func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen stateIDs, canon *model.Canon, tick *ticker) Liveness {
 	symmetric := canon.Group()&model.SwapProcs != 0
 	res := Liveness{Checked: true}
 	n := g.nodes()
-	index := make([]int32, n) // 0: not visited; else 1+discovery order
-	low := make([]int32, n)   // lowlink while on the stack; then -(1+component)
-	var stack []int32
+	// rindex: 0 not visited; > 0 the least discovery number (from 1) the
+	// state is known to reach while its component is open; -c once it is
+	// in component c (from 1).
+	rindex := make([]int32, n)
+	var stack []int32 // states whose walk is done and whose component is open
 	type frame struct {
 		v    int32
-		e, h int
+		e, h uint32 // the next step of v's row to take, and the row's end (graph.off's width)
+		root bool   // no state found that v reaches and that was discovered before it
 	}
 	var calls []frame
 	next := int32(1)
 	comps := int32(0)
 	parity := make([]uint8, n) // per node of the component being judged: 1 = visited, 2 = odd
 	var fair []int32           // the first fair component's nodes
-	for root := range n {
-		if index[root] != 0 {
-			continue
+	push := func(v int32) {
+		rindex[v] = next
+		if next&4095 == 0 && tick.due() {
+			tick.printf("liveness: %d of %d states, %d components", next, n, comps)
 		}
-		push := func(v int32) {
-			index[v], low[v] = next, next
-			next++
-			stack = append(stack, v)
-			e, h := g.row(int(v))
-			calls = append(calls, frame{v, e, h})
+		next++
+		e, h := g.row(int(v))
+		calls = append(calls, frame{v, uint32(e), uint32(h), true}) // 16 bytes: the walk can be as deep as the graph
+	}
+	for root := range n {
+		if rindex[root] != 0 {
+			continue
 		}
 		push(int32(root))
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			if f.e < f.h {
-				e := f.e
-				f.e++
-				if !g.live(e) {
+				if !g.live(int(f.e)) {
+					f.e++
 					continue
 				}
-				w := int32(g.to.at(e))
-				switch {
-				case index[w] == 0:
-					push(w)
-				case low[w] > 0: // on the stack
-					low[f.v] = min(low[f.v], index[w])
+				w := int32(g.to.at(int(f.e)))
+				if rindex[w] == 0 {
+					push(w) // and come back to this step when w is done
+					continue
 				}
+				if r := rindex[w]; r > 0 && r < rindex[f.v] {
+					rindex[f.v], f.root = r, false
+				}
+				f.e++
 				continue
 			}
-			v := f.v
+			v, isRoot := f.v, f.root
 			calls = calls[:len(calls)-1]
-			if len(calls) > 0 {
-				u := calls[len(calls)-1].v
-				if low[v] > 0 {
-					low[u] = min(low[u], low[v])
-				}
-			}
-			if low[v] != index[v] {
+			stack = append(stack, v)
+			if !isRoot {
 				continue
 			}
-			// v is the root of a component: pop it.
+			// v is the root of a component: it is v and the states
+			// above it on the stack, each numbered at least as v.
 			k := len(stack) - 1
-			for stack[k] != v {
+			for k > 0 && rindex[stack[k-1]] >= rindex[v] {
 				k--
 			}
 			members := stack[k:]
 			comps++
 			for _, m := range members {
-				low[m] = -comps
+				rindex[m] = -comps
 			}
-			if isFair(g, b, members, low, parity, -comps, symmetric) {
+			if isFair(g, b, members, rindex, parity, -comps, symmetric) {
 				res.FairComponents++
 				if fair == nil {
 					fair = append([]int32(nil), members...)
@@ -159,7 +165,7 @@ func checkLiveness(d *model.Design, b model.Bounds, g *graph, l statePaths, seen
 		if c, ok := seen.(componentIDs); ok {
 			seen = c.only(fair)
 		}
-		if lasso, ok := buildLasso(d, b, g, l, seen, fair, low, canon); ok {
+		if lasso, ok := buildLasso(d, b, g, l, seen, fair, rindex, canon); ok {
 			res.Violations = append(res.Violations, lasso)
 		}
 	}
@@ -417,38 +423,11 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 	}
 	// The walk ends at the start up to renaming and dead fields (it
 	// follows the processes' parity where a state has one, never the
-	// names' or the dead fields'). Go round again, renamed as the last
-	// round ended (Step commutes with renaming, and dead fields change no
-	// step), until a state repeats exactly: the lasso's cycle is the rounds
-	// from its first visit, and the rounds before it join the prefix.
-	round := cycle
-	roundAt := map[model.State]int{start: 0}
-	ends := []int{0, len(cycle)}
-	for closed := false; !closed; {
-		i, ok := roundAt[s]
-		if ok {
-			prefix = append(prefix, cycle[:ends[i]]...)
-			cycle = cycle[ends[i]:]
-			closed = true
-			continue
-		}
-		if len(ends) > 64 {
-			return Lasso{}, false
-		}
-		roundAt[s] = len(ends) - 1
-		r, ok := renamingTo(canon, start, s)
-		if !ok {
-			return Lasso{}, false
-		}
-		for _, op := range round {
-			o := model.Step(d, b, s, r.Op(op))
-			if len(o) != 1 {
-				return Lasso{}, false
-			}
-			cycle = append(cycle, o[0].Op)
-			s = o[0].Next
-		}
-		ends = append(ends, len(cycle))
+	// names' or the dead fields'): going round again, renamed (Step
+	// commutes with renaming, and dead fields change no step), closes it.
+	prefix, cycle, ok := closeRounds(d, b, canon, start, s, prefix, cycle)
+	if !ok {
+		return Lasso{}, false
 	}
 	var finalized uint8
 	for _, op := range cycle {
@@ -460,6 +439,39 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 		return Lasso{}, false // not fair after all
 	}
 	return Lasso{Invariant: spec.InvConverge, Prefix: prefix, Cycle: cycle}, true
+}
+
+// closeRounds takes round, a walk from start to s that is start up to a
+// renaming in canon's group and dead fields, round again from s, renamed as
+// the last round ended, until a state repeats exactly: the cycle is the
+// rounds from that state's first visit, and the rounds before it follow
+// prefix. False when a renamed step is not one step, or after 64 rounds.
+func closeRounds(d *model.Design, b model.Bounds, canon *model.Canon, start, s model.State, prefix, round []spec.Op) ([]spec.Op, []spec.Op, bool) {
+	cycle := round
+	roundAt := map[model.State]int{start: 0}
+	ends := []int{0, len(cycle)}
+	for {
+		if i, ok := roundAt[s]; ok {
+			return append(prefix, cycle[:ends[i]]...), cycle[ends[i]:], true
+		}
+		if len(ends) > 64 {
+			return nil, nil, false
+		}
+		roundAt[s] = len(ends) - 1
+		r, ok := renamingTo(canon, start, s)
+		if !ok {
+			return nil, nil, false
+		}
+		for _, op := range round {
+			o := model.Step(d, b, s, r.Op(op))
+			if len(o) != 1 {
+				return nil, nil, false
+			}
+			cycle = append(cycle, o[0].Op)
+			s = o[0].Next
+		}
+		ends = append(ends, len(cycle))
+	}
 }
 
 // renamingTo returns the renaming in canon's group that takes from to to,

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,7 +123,7 @@ func TestLivenessNeedsConvergedLaunches(t *testing.T) {
 		}
 	}
 	canon := model.NewCanon(&d, b, b.Symmetries(), false)
-	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon)
+	lv := checkLiveness(&d, b, g, kept.links, kept.seen, &canon, nil)
 	assert.Positive(t, lv.FairComponents)
 }
 
@@ -196,4 +197,40 @@ func BenchmarkExploreWorkers(b *testing.B) {
 			b.ReportMetric(float64(states)/secs, "states/s")
 		})
 	}
+}
+
+// A walk that ends at the mirror image of the state it left (no state's
+// parity says which process is which where a state is its own mirror, so
+// the lasso's walk can end there) is closed by going round once more with
+// the processes swapped: the cycle is both rounds and returns to the state
+// itself; the prefix is kept.
+func TestCloseRoundsGoesRoundRenamed(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.ExhaustiveBounds()
+	canon := model.NewCanon(&d, b, b.Symmetries(), false)
+	parse := func(text string) []spec.Op {
+		ops, err := spec.ParseTrace(text)
+		require.NoError(t, err)
+		return ops
+	}
+	prefix := parse("init proc=A program=P1")
+	round := parse("lookup proc=A name=w0\ncrash kind=process proc=A branch=idle\ninit proc=B program=P1")
+	outs, err := model.Replay(&d, b, append(slices.Clone(prefix), round...))
+	require.NoError(t, err)
+	start, end := outs[len(prefix)-1].Next, outs[len(outs)-1].Next
+	require.NotEqual(t, start, end)
+	require.Equal(t, start.Renamed(model.SwapProcs), end, "the round ends at the start's mirror image")
+
+	p, cycle, ok := closeRounds(&d, b, &canon, start, end, slices.Clone(prefix), slices.Clone(round))
+	require.True(t, ok)
+	assert.Equal(t, prefix, p)
+	require.Len(t, cycle, 2*len(round))
+	assert.Equal(t, round, cycle[:len(round)])
+	for k, op := range round {
+		assert.Equal(t, model.SwapProcs.Op(op), cycle[len(round)+k], "the second round is the first with A and B swapped")
+	}
+	outs, err = model.Replay(&d, b, append(p, cycle...))
+	require.NoError(t, err)
+	assert.Equal(t, start, outs[len(outs)-1].Next, "the cycle returns to the state it left")
 }

@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -287,4 +288,52 @@ func TestProgressDefaultsToASecond(t *testing.T) {
 	}
 	assert.Equal(t, 1, strings.Count(out.String(), "\n"), out.String())
 	assert.Contains(t, out.String(), "done:")
+}
+
+// The liveness pass prints progress as the search does: in the
+// fingerprint mode while it names the graph's steps, in both modes while
+// it searches for components; after the search's lines, before the last.
+func TestLivenessProgressLines(t *testing.T) {
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	b := model.ExhaustiveBounds()
+	b.Kernels = 1
+	for _, fp := range []bool{false, true} {
+		var out bytes.Buffer
+		r, err := Run(d, Options{Bounds: b, Liveness: true, Fingerprints: fp, TempFiles: newTestTemp(t), Progress: &out, ProgressEvery: 1})
+		require.NoError(t, err)
+		require.True(t, r.Liveness.Checked)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		var named, searched []int
+		total := -1
+		require.Contains(t, lines[len(lines)-1], "done:")
+		for _, l := range lines[:len(lines)-1] {
+			var k, n, comps int
+			switch {
+			case strings.Contains(l, "liveness: naming"):
+				_, err := fmt.Sscanf(l, "explore reference: liveness: naming steps, %d of %d states", &k, &n)
+				require.NoError(t, err, l)
+				named = append(named, k)
+			case strings.Contains(l, "liveness:"):
+				_, err := fmt.Sscanf(l, "explore reference: liveness: %d of %d states, %d components", &k, &n, &comps)
+				require.NoError(t, err, l)
+				searched = append(searched, k)
+				assert.Less(t, comps, k, l)
+			default:
+				assert.Empty(t, append(named, searched...), "a search line after the pass's: %s", l)
+				continue
+			}
+			assert.LessOrEqual(t, k, n, l)
+			assert.True(t, total < 0 || total == n, "one graph: %s", l)
+			total = n
+		}
+		if fp {
+			assert.Greater(t, len(named), 1, "fingerprints: naming lines")
+		} else {
+			assert.Empty(t, named, "in memory no step is named")
+			assert.Equal(t, r.States, total, "in memory the graph has every state")
+		}
+		assert.Greater(t, len(searched), 1, "fingerprints %v: component lines", fp)
+		assert.True(t, slices.IsSorted(named) && slices.IsSorted(searched), "counts only grow")
+	}
 }

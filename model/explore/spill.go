@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"sort"
+	"sync"
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
@@ -224,6 +224,8 @@ type diskGraph struct {
 	// release returns freed memory to the operating system (as
 	// fpTable's).
 	release func()
+	// workers is how many goroutines sort the fingerprints (fpIndex).
+	workers int
 }
 
 func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file()} }
@@ -298,30 +300,28 @@ func (g *diskGraph) rowsDo(fn func(src uint64, num int32, steps []byte)) {
 // the states that have a step in it, numbered in the order of the search
 // (so the check visits them in the order it visits them in memory). A step
 // to a state with none is left out: no cycle goes through such a state, so
-// no component with a cycle changes. It returns the graph, the names of its
-// states by fingerprint (for the lasso), and each one's number in the
-// search (for its shortest trace).
+// no component with a cycle changes. It returns the graph and the names of
+// its states by fingerprint (for the lasso; renumbered gives their traces).
 //
 // Naming a step's target takes every state's fingerprint at once: they are
-// sorted beside their numbers (16 bytes a state), the named steps go to a
-// file, and the names are released before the graph is read back, so the
-// two are never in memory together.
-func (g *diskGraph) load() (*graph, *diskIDs, *blocks[int32]) {
+// sorted beside their numbers (fpIndex, 13 bytes a state), the named steps
+// go to a file, and the names are released before the graph is read back,
+// so the two are never in memory together.
+func (g *diskGraph) load(tick *ticker) (*graph, *diskIDs) {
 	g.flushRow() // the last row counts
-	nums := &blocks[int32]{}
 	out := &graph{}
 	if g.rows == 0 {
 		out.finish()
-		return out, &diskIDs{g: g}, nums
+		return out, &diskIDs{g: g}
 	}
 	named := g.s.file()
-	g.nameSteps(named, nums)
+	g.nameSteps(named, tick)
 	if g.release != nil {
 		g.release() // the names go before the graph comes
 	}
 	r := named.reader()
 	step := make([]byte, 5)
-	for range nums.len() {
+	for range g.rows {
 		out.startNode()
 		n, err := binary.ReadUvarint(r)
 		if err != nil {
@@ -337,87 +337,222 @@ func (g *diskGraph) load() (*graph, *diskIDs, *blocks[int32]) {
 		}
 	}
 	out.finish()
-	return out, &diskIDs{g: g}, nums
+	return out, &diskIDs{g: g}
 }
 
 // nameSteps writes each row's steps to named with their targets named by
-// row number, leaving out steps to states without a row, and records each
-// row's number in the search in nums.
-func (g *diskGraph) nameSteps(named spillFile, nums *blocks[int32]) {
-	names := make(fpPairs, 2*g.rows)
-	g.rowsDo(func(src uint64, num int32, _ []byte) {
-		r := nums.len()
-		names[2*r], names[2*r+1] = src, uint64(r)
-		nums.add(num)
+// row number, leaving out steps to states without a row. The file is read
+// three times, in order: to count the rows' fingerprints by their top
+// bits, to place them (fpIndex), and to name the steps.
+func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
+	idx := newFPIndex(g.rows)
+	g.rowsDo(func(src uint64, _ int32, _ []byte) { idx.count(src) })
+	idx.startPlacing()
+	row := uint32(0)
+	g.rowsDo(func(src uint64, _ int32, _ []byte) {
+		idx.place(src, row)
+		row++
 	})
-	sort.Sort(names)
-	dir := names.directory()
-	var rec, count []byte
+	idx.finish(g.workers)
+	var batch stepBatch
+	row = 0
 	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
-		rec = rec[:0]
-		n := 0
-		for k := 0; k < len(steps); k += 9 {
-			if id, ok := names.findIn(dir, binary.LittleEndian.Uint64(steps[k:])); ok {
-				rec = binary.LittleEndian.AppendUint32(rec, id)
-				rec = append(rec, steps[k+8])
-				n++
+		batch.steps = append(batch.steps, steps...)
+		batch.ends = append(batch.ends, len(batch.steps))
+		if len(batch.steps) >= stepBatchBytes {
+			batch.name(idx, g.workers, &named)
+		}
+		if row++; row&4095 == 0 && tick.due() {
+			tick.printf("liveness: naming steps, %d of %d states", row, g.rows)
+		}
+	})
+	batch.name(idx, g.workers, &named)
+}
+
+// stepBatch is a run of the graph's rows whose steps are named together,
+// the rows shared in order between goroutines (a find is a few misses in
+// memory far larger than any cache, so it is the pass's longest part) and
+// written in order.
+type stepBatch struct {
+	steps []byte // the rows' steps, 9 bytes each
+	ends  []int  // where each row's steps end
+	outs  [][]byte
+	recs  [][]byte
+}
+
+// stepBatchBytes is a batch's size: a few thousand rows, small beside the
+// index.
+const stepBatchBytes = 1 << 20
+
+// name writes the batch's rows to named, each as its count of named steps
+// and those steps (target row, flags), and empties the batch.
+func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
+	n := max(1, min(workers, len(s.ends)))
+	for len(s.outs) < n {
+		s.outs, s.recs = append(s.outs, nil), append(s.recs, nil)
+	}
+	part := func(w int) {
+		lo, hi := len(s.ends)*w/n, len(s.ends)*(w+1)/n
+		start := 0
+		if lo > 0 {
+			start = s.ends[lo-1]
+		}
+		out := s.outs[w][:0]
+		for r := lo; r < hi; r++ {
+			rec := s.recs[w][:0]
+			k := 0
+			for ; start < s.ends[r]; start += 9 {
+				if id, ok := idx.find(binary.LittleEndian.Uint64(s.steps[start:])); ok {
+					rec = binary.LittleEndian.AppendUint32(rec, id)
+					rec = append(rec, s.steps[start+8])
+					k++
+				}
+			}
+			out = binary.AppendUvarint(out, uint64(k))
+			out = append(out, rec...)
+			s.recs[w] = rec
+		}
+		s.outs[w] = out
+	}
+	if n == 1 {
+		part(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				part(w)
+			}()
+		}
+		wg.Wait()
+	}
+	for _, out := range s.outs[:n] {
+		named.write(out)
+	}
+	s.steps, s.ends = s.steps[:0], s.ends[:0]
+}
+
+// fpIndex names the liveness graph's states by fingerprint: the
+// fingerprints sorted, each beside its row number (12 bytes a state), and
+// a directory of where each value of their top k bits begins (2^k about a
+// quarter of the states). Fingerprints are uniform, so they are sorted by
+// counting, in two steps that each touch memory in order or in a range
+// that fits in a cache: place deals them into 256 runs by their top byte,
+// then finish sorts each run by the rest of the k bits (and a bucket's few
+// by insertion), the runs shared between goroutines. A random write a
+// state (a counting sort over all k bits at once) or a comparison sort of
+// pairs through sort.Interface took most of the pass at tens of millions
+// of states. A find scans a bucket's few neighbours.
+type fpIndex struct {
+	shift   uint // 64 - k
+	topBits uint // of the runs: min(8, k)
+	top     []uint32
+	dir     []uint32 // by top k bits: the index of the bucket's first fingerprint; the count at the end
+	fps     []uint64
+	ids     []uint32
+}
+
+// newFPIndex is an index for n fingerprints: 2^k buckets, n/8 < 2^k <= n/4.
+func newFPIndex(n int) *fpIndex {
+	k := uint(max(bits.Len(uint(n))-2, 1))
+	tb := min(8, k)
+	return &fpIndex{shift: 64 - k, topBits: tb, top: make([]uint32, 1<<tb+1), dir: make([]uint32, 1<<k+1),
+		fps: make([]uint64, n), ids: make([]uint32, n)}
+}
+
+// count counts fp in its run (before startPlacing).
+func (x *fpIndex) count(fp uint64) { x.top[fp>>(64-x.topBits)+1]++ }
+
+// startPlacing turns the counts into each run's start.
+func (x *fpIndex) startPlacing() {
+	for t := 1; t < len(x.top); t++ {
+		x.top[t] += x.top[t-1]
+	}
+}
+
+// place puts fp, named id, at the next free index of its run: top[t]
+// moves on to the run's end, which finish moves back.
+func (x *fpIndex) place(fp uint64, id uint32) {
+	t := fp >> (64 - x.topBits)
+	i := x.top[t]
+	x.fps[i], x.ids[i] = fp, id
+	x.top[t]++
+}
+
+// finish sorts each run, on up to workers goroutines, and fills the
+// directory.
+func (x *fpIndex) finish(workers int) {
+	copy(x.top[1:], x.top[:len(x.top)-1])
+	x.top[0] = 0
+	runs := len(x.top) - 1
+	var wg sync.WaitGroup
+	for w := range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s runSorter
+			for t := w; t < runs; t += max(workers, 1) {
+				s.sort(x, t)
+			}
+		}()
+	}
+	wg.Wait()
+	x.dir[len(x.dir)-1] = uint32(len(x.fps))
+}
+
+// runSorter is one goroutine's scratch for sorting runs.
+type runSorter struct {
+	cnt []uint32
+	fps []uint64
+	ids []uint32
+}
+
+// sort sorts run t by counting on the low k-topBits of the top k bits and
+// fills its part of the directory.
+func (s *runSorter) sort(x *fpIndex, t int) {
+	lo, hi := int(x.top[t]), int(x.top[t+1])
+	per := 1 << (64 - x.shift - x.topBits) // buckets a run
+	mask := uint64(per - 1)
+	s.cnt = append(s.cnt[:0], make([]uint32, per+1)...)
+	for _, fp := range x.fps[lo:hi] {
+		s.cnt[(fp>>x.shift)&mask+1]++
+	}
+	for j := 1; j <= per; j++ {
+		s.cnt[j] += s.cnt[j-1]
+	}
+	for j := range per {
+		x.dir[t*per+j] = uint32(lo) + s.cnt[j]
+	}
+	s.fps = append(s.fps[:0], x.fps[lo:hi]...)
+	s.ids = append(s.ids[:0], x.ids[lo:hi]...)
+	for i, fp := range s.fps {
+		j := (fp >> x.shift) & mask
+		p := lo + int(s.cnt[j])
+		x.fps[p], x.ids[p] = fp, s.ids[i]
+		s.cnt[j]++
+	}
+	for j := range per {
+		b, e := int(x.dir[t*per+j]), lo+int(s.cnt[j])
+		for i := b + 1; i < e; i++ {
+			for k := i; k > b && x.fps[k] < x.fps[k-1]; k-- {
+				x.fps[k], x.fps[k-1] = x.fps[k-1], x.fps[k]
+				x.ids[k], x.ids[k-1] = x.ids[k-1], x.ids[k]
 			}
 		}
-		count = binary.AppendUvarint(count[:0], uint64(n))
-		named.write(count)
-		named.write(rec)
-	})
-}
-
-// fpPairs is a fingerprint and a number per pair of words, sorted by
-// fingerprint for find.
-type fpPairs []uint64
-
-func (p fpPairs) Len() int           { return len(p) / 2 }
-func (p fpPairs) Less(i, j int) bool { return p[2*i] < p[2*j] }
-func (p fpPairs) Swap(i, j int) {
-	p[2*i], p[2*j] = p[2*j], p[2*i]
-	p[2*i+1], p[2*j+1] = p[2*j+1], p[2*i+1]
-}
-
-func (p fpPairs) find(fp uint64) (uint32, bool) {
-	i := sort.Search(p.Len(), func(i int) bool { return p[2*i] >= fp })
-	if i < p.Len() && p[2*i] == fp {
-		return uint32(p[2*i+1]), true
 	}
-	return 0, false
 }
 
-// dirBits is how many top bits of a fingerprint the directory of sorted
-// pairs goes by: 2^16 entries (256 KiB), a few pairs each for the half
-// million states the reference's graph has.
-const dirBits = 16
-
-// directory holds, for each value of a fingerprint's top dirBits bits, the
-// index of the first pair whose fingerprint has that value or more, and
-// the count of pairs at the end. Fingerprints are uniform, so findIn
-// searches a few pairs instead of all of them: a look-up a step was a
-// binary search over every state, half the liveness check's time in the
-// fingerprint mode, on one core.
-func (p fpPairs) directory() []uint32 {
-	dir := make([]uint32, 1<<dirBits+1)
-	i := 0
-	for b := range dir {
-		for i < p.Len() && p[2*i]>>(64-dirBits) < uint64(b) {
-			i++
+// find returns the row number fp was placed with.
+func (x *fpIndex) find(fp uint64) (uint32, bool) {
+	b := fp >> x.shift
+	for i := x.dir[b]; i < x.dir[b+1]; i++ {
+		if x.fps[i] >= fp {
+			if x.fps[i] == fp {
+				return x.ids[i], true
+			}
+			break
 		}
-		dir[b] = uint32(i)
-	}
-	return dir
-}
-
-// findIn is find within the pairs dir names for fp's top bits.
-func (p fpPairs) findIn(dir []uint32, fp uint64) (uint32, bool) {
-	b := fp >> (64 - dirBits)
-	lo, hi := int(dir[b]), int(dir[b+1])
-	i := lo + sort.Search(hi-lo, func(i int) bool { return p[2*(lo+i)] >= fp })
-	if i < hi && p[2*i] == fp {
-		return uint32(p[2*i+1]), true
 	}
 	return 0, false
 }
@@ -488,10 +623,23 @@ func (d *diskIDs) only(members []int32) stateIDs {
 }
 
 // renumbered names the states of a loaded graph by their number in the
-// search, for their shortest traces.
+// search, for their shortest traces: read from the graph's file, which
+// the lasso alone asks for (4 bytes a state not kept in memory).
 type renumbered struct {
-	l    *links
-	nums *blocks[int32]
+	l *links
+	g *diskGraph
 }
 
-func (r renumbered) path(v int32) []spec.Op { return r.l.path(r.nums.at(int(v))) }
+func (r renumbered) path(v int32) []spec.Op {
+	row, num := int32(0), int32(-1)
+	r.g.rowsDo(func(_ uint64, n int32, _ []byte) {
+		if row == v {
+			num = n
+		}
+		row++
+	})
+	if num < 0 {
+		return nil // an I/O error, which the run returns
+	}
+	return r.l.path(num)
+}
