@@ -191,11 +191,9 @@ type Options struct {
 	DisablePrefault bool
 	// DisableVerifyAhead makes the prefault goroutine only populate the
 	// mapping. By default, under VerifyOnCompute on a v3 file, it checks
-	// each committed entry's data instead, from the last entry in file
-	// order backwards while the program computes from the first, so the
-	// compute's first Bytes of an entry the walk reached finds it checked
-	// (in five quiet llama-1184 benches, 0.85-0.99 of the first output of
-	// populating only, docs/benchmarks.md). Only success is recorded: a
+	// each committed entry's data instead, in file order a few MiB ahead
+	// of the compute, so the compute's first Bytes of an entry the walk
+	// reached finds it checked and its bytes in cache (docs/benchmarks.md). Only success is recorded: a
 	// corrupt entry is found by the compute's own Bytes, as without it.
 	// With DisablePrefault, or under another policy, it changes nothing
 	// (docs/cache.md, "Prefaulting").

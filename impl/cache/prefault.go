@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 )
@@ -41,6 +42,9 @@ type prefaulter struct {
 	err    error
 	// sum keeps the loads of touchMapped from being optimized away.
 	sum uint64
+	// ahead is a verifying walk's progress, shared with the compute; nil
+	// for a populating walk.
+	ahead *aheadWalk
 }
 
 // startPrefault starts populating m's first n bytes if m can be populated;
@@ -111,13 +115,27 @@ func (p *prefaulter) wait() {
 	p.wg.Wait()
 }
 
+// aheadWindow bounds how far a verifying walk runs ahead of the compute
+// (unless the cache's own aheadWindow is set, by tests): the bytes from
+// the first entry the compute has not reached to the end of the entry the
+// walk checks. The compute then reads what the walk just read from the
+// caches instead of from memory, and the two do not both stream the file
+// from memory (docs/benchmarks.md). Larger than the largest entry of a
+// model layer (about 1 MiB in llama-1184), small beside a last-level cache.
+const aheadWindow = 8 << 20
+
 // startVerifyAhead starts checking the data of es, the entries one load
-// mapped, from the last in file order backwards, while the program
-// computes from the first (not Options.DisableVerifyAhead, with VerifyOnCompute on a
-// v3 file). The check of each layer then leaves the compute's path as its
-// page faults do: the compute's first Bytes of an entry the walk checked
-// finds it verified. The two meet once; at most the entry both reach at
-// the same time is checked twice, and the second check is not recorded.
+// mapped, in file order a bounded window (aheadWindow) ahead of the
+// compute, which computes its layers in that order (not
+// Options.DisableVerifyAhead, with VerifyOnCompute on a v3 file). The
+// check of each layer then leaves the compute's path as its page faults
+// do: the compute's first Bytes of an entry the walk checked finds it
+// verified and its bytes in cache. The walk leaves the entry after the
+// one the compute reached to the compute: when the compute catches up,
+// both cores check, each its own entries (aheadWalk). The compute waits
+// for a check of its entry the walk has in flight (waitAhead); only if it
+// stops waiting is the entry checked twice, and the second check is not
+// recorded.
 //
 // The walk records success only. An entry whose bytes do not hold stays
 // unchecked, so the compute's own Bytes finds the corruption and the
@@ -134,17 +152,154 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	if !slices.IsSortedFunc(es, byOff) {
 		slices.SortFunc(es, byOff)
 	}
-	p := &prefaulter{}
+	a := &aheadWalk{es: es, window: cmp.Or(c.aheadWindow, aheadWindow)}
+	a.reached.Store(-1)
+	a.checking.Store(-1)
+	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		for i := len(es) - 1; i >= 0 && !p.stop.Load(); i-- {
-			if !c.checkAhead(es[i]) {
-				return
-			}
-		}
+		defer a.done.Store(true)
+		c.walkAhead(p)
 	}()
 	return p
+}
+
+// walkAhead is the loop of a verifying walk (startVerifyAhead).
+func (c *Cache) walkAhead(p *prefaulter) {
+	a := p.ahead
+	seen, since := int64(-1), time.Now()
+	for i := 0; i < len(a.es) && !p.stop.Load(); {
+		next, ok := a.next(i)
+		switch {
+		case next != i:
+			i = next
+		case !ok:
+			// The window is full: wait for the compute to move on, on
+			// this core while a layer's compute could take (the walk must
+			// go on as soon as it does), then in sleeps of at most a
+			// millisecond, which is all Close waits for. A compute that
+			// has not moved for aheadGiveUp is not computing the entries
+			// left (its inference ended, or its program uses fewer than
+			// the file holds): the walk ends, and a later compute checks
+			// what it uses itself.
+			if r := a.reached.Load(); r != seen {
+				seen, since = r, time.Now()
+			}
+			switch waited := time.Since(since); {
+			case waited > aheadGiveUp:
+				return
+			case waited > aheadSpin:
+				time.Sleep(min(waited/8, time.Millisecond))
+			default:
+				runtime.Gosched()
+			}
+		default:
+			a.checking.Store(int64(i))
+			// The compute may have reached i since a.next looked: then
+			// it checks i itself, having not seen it claimed.
+			if a.reached.Load() >= int64(i) {
+				a.checking.Store(-1)
+				continue
+			}
+			held := c.checkAhead(a.es[i])
+			a.checking.Store(-1)
+			if !held {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// How long a verifying walk whose window is full waits for the compute on
+// its core, and how long in all before it ends (walkAhead).
+const (
+	aheadSpin   = time.Millisecond
+	aheadGiveUp = time.Second
+)
+
+// aheadWalk is what a verifying walk shares with the compute's Bytes: how
+// far the compute got and which entry the walk is checking, as indexes
+// into es, the walk's entries in file order.
+type aheadWalk struct {
+	es     []*entry
+	window int64
+	// reached is the index of the last entry the compute asked for (Bytes),
+	// -1 before its first; checking is the entry the walk is checking, -1
+	// between checks; done is set when the walk ended.
+	reached, checking atomic.Int64
+	done              atomic.Bool
+}
+
+// next tells the walk, about to check es[i], which entry to turn to: i
+// itself, or a later one when the compute reached i or the entry before
+// it (the compute checks its next entry itself then, and the walk takes
+// the one after). ok is false while i lies beyond the window (the walk
+// waits); the first entry the walk may take is always within it, however
+// large, so that the walk never stalls behind an entry larger than the
+// window.
+func (a *aheadWalk) next(i int) (next int, ok bool) {
+	r := int(a.reached.Load())
+	first := r + 2
+	if r < 0 {
+		first = 0 // the compute has not started: the walk does
+	}
+	if i < first {
+		return first, true
+	}
+	start := a.es[r+1].off
+	return i, i == first || a.es[i].off+int64(len(a.es[i].data))-start <= a.window
+}
+
+// index returns e's index in es, or -1 if the walk does not hold e.
+func (a *aheadWalk) index(e *entry) int {
+	i, found := slices.BinarySearchFunc(a.es, e.off, func(x *entry, off int64) int { return cmp.Compare(x.off, off) })
+	if !found || a.es[i] != e {
+		return -1
+	}
+	return i
+}
+
+// reach records that the compute asked for e's bytes (Bytes, c.mu held)
+// with every verifying walk holding e, and returns the one checking e at
+// this moment, if any, for the compute to wait for (waitAhead).
+func (c *Cache) reach(e *entry) (busy *aheadWalk) {
+	for _, p := range c.prefaults {
+		a := p.ahead
+		if a == nil || a.done.Load() {
+			continue
+		}
+		if i := a.index(e); i >= 0 {
+			if int64(i) > a.reached.Load() {
+				a.reached.Store(int64(i))
+			}
+			if a.checking.Load() == int64(i) {
+				busy = a
+			}
+		}
+	}
+	return busy
+}
+
+// waitAhead waits, with c.mu released (held on entry and on return), for
+// the walk a to finish checking e, so that the compute finds it verified
+// instead of checking it a second time: about as long as checking e at a
+// gigabyte a second, an order of magnitude slower than either core checks;
+// past that the walk's thread was likely descheduled, and the compute
+// checks e itself. It reports ErrClosed if the cache was closed meanwhile.
+func (c *Cache) waitAhead(a *aheadWalk, e *entry) error {
+	i := int64(a.index(e))
+	deadline := time.Now().Add(time.Duration(len(e.data)) + 50*time.Microsecond)
+	c.mu.Unlock()
+	for a.checking.Load() == i && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	c.mu.Lock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // checkAhead checks e's data for the walk of startVerifyAhead, the
