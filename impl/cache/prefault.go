@@ -152,7 +152,7 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	if !slices.IsSortedFunc(es, byOff) {
 		slices.SortFunc(es, byOff)
 	}
-	a := &aheadWalk{es: es, window: cmp.Or(c.aheadWindow, aheadWindow)}
+	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
 	a.reached.Store(-1)
 	a.checking.Store(-1)
 	p := &prefaulter{ahead: a}
@@ -221,9 +221,12 @@ const (
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
 // far the compute got and which entry the walk is checking, as indexes
-// into es, the walk's entries in file order.
+// into es, the walk's entries in file order. at is where they were when
+// the walk started: the walk reads it without c.mu, under which a refresh
+// may move an entry's offset.
 type aheadWalk struct {
 	es     []*entry
+	at     []span
 	window int64
 	// reached is the index of the last entry the compute asked for (Bytes),
 	// -1 before its first; checking is the entry the walk is checking, -1
@@ -248,13 +251,13 @@ func (a *aheadWalk) next(i int) (next int, ok bool) {
 	if i < first {
 		return first, true
 	}
-	start := a.es[r+1].off
-	return i, i == first || a.es[i].off+int64(len(a.es[i].data))-start <= a.window
+	return i, i == first || a.at[i].off+a.at[i].size-a.at[r+1].off <= a.window
 }
 
-// index returns e's index in es, or -1 if the walk does not hold e.
+// index returns e's index in es, or -1 if the walk does not hold e (or a
+// refresh moved it since; c.mu held).
 func (a *aheadWalk) index(e *entry) int {
-	i, found := slices.BinarySearchFunc(a.es, e.off, func(x *entry, off int64) int { return cmp.Compare(x.off, off) })
+	i, found := slices.BinarySearchFunc(a.at, e.off, func(x span, off int64) int { return cmp.Compare(x.off, off) })
 	if !found || a.es[i] != e {
 		return -1
 	}

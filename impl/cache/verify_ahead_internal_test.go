@@ -190,7 +190,7 @@ func TestVerifyAheadStaysInWindow(t *testing.T) {
 	c.aheadChecked = func(e *entry) {
 		a := c.prefaults[0].ahead
 		r := int(a.reached.Load())
-		if span := e.off + int64(len(e.data)) - a.es[r+1].off; span > a.window {
+		if span := a.at[a.index(e)].off + a.at[a.index(e)].size - a.at[r+1].off; span > a.window {
 			mu.Lock()
 			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key.Weight, span, r))
 			mu.Unlock()
