@@ -2,6 +2,7 @@ package cache
 
 import (
 	"cmp"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -179,16 +180,16 @@ func (c *Cache) walkAhead(p *prefaulter) {
 			// this core while a layer's compute could take (the walk must
 			// go on as soon as it does), then in sleeps of at most a
 			// millisecond, which is all Close waits for. A compute that
-			// has not moved for aheadGiveUp is not computing the entries
-			// left (its inference ended, or its program uses fewer than
-			// the file holds): the walk ends, and a later compute checks
-			// what it uses itself.
+			// has not moved for aheadPatience is not computing now (its
+			// program waits before its first inference, or uses fewer
+			// entries than the file holds): the walk checks the rest
+			// without a window, as the time is idle.
 			if r := a.reached.Load(); r != seen {
 				seen, since = r, time.Now()
 			}
 			switch waited := time.Since(since); {
-			case waited > aheadGiveUp:
-				return
+			case waited > aheadPatience:
+				a.window = math.MaxInt64
 			case waited > aheadSpin:
 				time.Sleep(min(waited/8, time.Millisecond))
 			default:
@@ -213,10 +214,10 @@ func (c *Cache) walkAhead(p *prefaulter) {
 }
 
 // How long a verifying walk whose window is full waits for the compute on
-// its core, and how long in all before it ends (walkAhead).
+// its core, and how long in all before it stops waiting (walkAhead).
 const (
-	aheadSpin   = time.Millisecond
-	aheadGiveUp = time.Second
+	aheadSpin     = time.Millisecond
+	aheadPatience = time.Second
 )
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
@@ -228,6 +229,7 @@ type aheadWalk struct {
 	es     []*entry
 	at     []span
 	window int64
+	// window is read and written by the walk only (walkAhead).
 	// reached is the index of the last entry the compute asked for (Bytes),
 	// -1 before its first; checking is the entry the walk is checking, -1
 	// between checks; done is set when the walk ended.
