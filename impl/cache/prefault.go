@@ -133,10 +133,11 @@ const aheadWindow = 8 << 20
 // do: the compute's first Bytes of an entry the walk checked finds it
 // verified and its bytes in cache. The walk leaves the entry after the
 // one the compute reached to the compute: when the compute catches up,
-// both cores check, each its own entries (aheadWalk). The compute waits
-// for a check of its entry the walk has in flight (waitAhead); only if it
-// stops waiting is the entry checked twice, and the second check is not
-// recorded.
+// both cores check, each its own entries (aheadWalk). An entry the
+// compute reaches while the walk checks it is checked by both, and
+// recorded once: waiting for the walk's check instead measured slower on
+// a busy machine, where the walk's thread is often not running
+// (docs/benchmarks.md).
 //
 // The walk records success only. An entry whose bytes do not hold stays
 // unchecked, so the compute's own Bytes finds the corruption and the
@@ -155,7 +156,6 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	}
 	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
 	a.reached.Store(-1)
-	a.checking.Store(-1)
 	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
 	go func() {
@@ -176,36 +176,26 @@ func (c *Cache) walkAhead(p *prefaulter) {
 		case next != i:
 			i = next
 		case !ok:
-			// The window is full: wait for the compute to move on, on
-			// this core while a layer's compute could take (the walk must
-			// go on as soon as it does), then in sleeps of at most a
-			// millisecond, which is all Close waits for. A compute that
-			// has not moved for aheadPatience is not computing now (its
-			// program waits before its first inference, or uses fewer
-			// entries than the file holds): the walk checks the rest
-			// without a window, as the time is idle.
+			// The window is full: wait for the compute to move on, in
+			// sleeps from 10 µs (the window holds far more than the
+			// compute reads meanwhile) growing to a millisecond, which is
+			// all Close waits for. Spinning instead took the core from the
+			// compute's thread on a busy machine (docs/benchmarks.md). A
+			// compute that has not moved for aheadPatience is not
+			// computing now (its program waits before its first
+			// inference, or uses fewer entries than the file holds): the
+			// walk checks the rest without a window, as the time is idle.
 			if r := a.reached.Load(); r != seen {
 				seen, since = r, time.Now()
 			}
-			switch waited := time.Since(since); {
-			case waited > aheadPatience:
+			waited := time.Since(since)
+			if waited > aheadPatience {
 				a.window = math.MaxInt64
-			case waited > aheadSpin:
-				time.Sleep(min(waited/8, time.Millisecond))
-			default:
-				runtime.Gosched()
-			}
-		default:
-			a.checking.Store(int64(i))
-			// The compute may have reached i since a.next looked: then
-			// it checks i itself, having not seen it claimed.
-			if a.reached.Load() >= int64(i) {
-				a.checking.Store(-1)
 				continue
 			}
-			held := c.checkAhead(a.es[i])
-			a.checking.Store(-1)
-			if !held {
+			time.Sleep(min(max(waited/8, 10*time.Microsecond), time.Millisecond))
+		default:
+			if !c.checkAhead(a.es[i]) {
 				return
 			}
 			i++
@@ -213,12 +203,9 @@ func (c *Cache) walkAhead(p *prefaulter) {
 	}
 }
 
-// How long a verifying walk whose window is full waits for the compute on
-// its core, and how long in all before it stops waiting (walkAhead).
-const (
-	aheadSpin     = time.Millisecond
-	aheadPatience = time.Second
-)
+// aheadPatience is how long a verifying walk whose window is full waits
+// for the compute before it goes on without a window (walkAhead).
+const aheadPatience = time.Second
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
 // far the compute got and which entry the walk is checking, as indexes
@@ -231,10 +218,9 @@ type aheadWalk struct {
 	window int64
 	// window is read and written by the walk only (walkAhead).
 	// reached is the index of the last entry the compute asked for (Bytes),
-	// -1 before its first; checking is the entry the walk is checking, -1
-	// between checks; done is set when the walk ended.
-	reached, checking atomic.Int64
-	done              atomic.Bool
+	// -1 before its first; done is set when the walk ended.
+	reached atomic.Int64
+	done    atomic.Bool
 }
 
 // next tells the walk, about to check es[i], which entry to turn to: i
@@ -267,44 +253,17 @@ func (a *aheadWalk) index(e *entry) int {
 }
 
 // reach records that the compute asked for e's bytes (Bytes, c.mu held)
-// with every verifying walk holding e, and returns the one checking e at
-// this moment, if any, for the compute to wait for (waitAhead).
-func (c *Cache) reach(e *entry) (busy *aheadWalk) {
+// with every verifying walk holding e.
+func (c *Cache) reach(e *entry) {
 	for _, p := range c.prefaults {
 		a := p.ahead
 		if a == nil || a.done.Load() {
 			continue
 		}
-		if i := a.index(e); i >= 0 {
-			if int64(i) > a.reached.Load() {
-				a.reached.Store(int64(i))
-			}
-			if a.checking.Load() == int64(i) {
-				busy = a
-			}
+		if i := int64(a.index(e)); i > a.reached.Load() {
+			a.reached.Store(i)
 		}
 	}
-	return busy
-}
-
-// waitAhead waits, with c.mu released (held on entry and on return), for
-// the walk a to finish checking e, so that the compute finds it verified
-// instead of checking it a second time: about as long as checking e at a
-// gigabyte a second, an order of magnitude slower than either core checks;
-// past that the walk's thread was likely descheduled, and the compute
-// checks e itself. It reports ErrClosed if the cache was closed meanwhile.
-func (c *Cache) waitAhead(a *aheadWalk, e *entry) error {
-	i := int64(a.index(e))
-	deadline := time.Now().Add(time.Duration(len(e.data)) + 50*time.Microsecond)
-	c.mu.Unlock()
-	for a.checking.Load() == i && time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
-	c.mu.Lock()
-	if c.closed {
-		return ErrClosed
-	}
-	return nil
 }
 
 // checkAhead checks e's data for the walk of startVerifyAhead, the

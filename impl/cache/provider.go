@@ -390,15 +390,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
-	busy := c.reach(e)
-	if c.opts.VerifyData == VerifyOnCompute && !e.failed && c.needsCheck(e) && busy != nil {
-		if err := c.waitAhead(busy, e); err != nil {
-			return nil, err
-		}
-		if c.handles[h.id] != e {
-			return nil, ErrStaleHandle
-		}
-	}
+	c.reach(e)
 	if c.opts.VerifyData == VerifyOnCompute && !e.failed && c.needsCheck(e) {
 		held, err := c.checkUnlocked(e)
 		if err != nil {

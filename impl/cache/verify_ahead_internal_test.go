@@ -228,8 +228,8 @@ func TestVerifyAheadStaysInWindow(t *testing.T) {
 }
 
 // A compute racing the walk gets no byte that was not checked: whoever
-// reaches an entry first checks it, the compute waits for (or repeats) a
-// check the walk has in flight, each entry's check is counted once, and a
+// reaches an entry first checks it, the compute repeats a check the walk
+// has in flight, each entry's check is counted once, and a
 // corrupt entry is reported to the compute whichever goroutine met it. The
 // walk is slowed at random entries so that the two overtake each other.
 func TestVerifyAheadRaceGivesOnlyCheckedBytes(t *testing.T) {
