@@ -183,9 +183,7 @@ type Options struct {
 	// from the mapping's end backwards, while the caller reads from its
 	// start: the page faults of a warm launch's first pass over the
 	// weights are shared with a second core (docs/cache.md,
-	// "Prefaulting"; on a machine with a core to spare it shortened the
-	// first output to 0.71-0.76 of the same launch without it,
-	// docs/benchmarks.md). Where mappings cannot be populated (not Linux,
+	// "Prefaulting"; docs/benchmarks.md). Where mappings cannot be populated (not Linux,
 	// an in-memory file system) the goroutine does nothing. Close waits
 	// for it.
 	DisablePrefault bool
