@@ -119,9 +119,8 @@ func (p *prefaulter) wait() {
 // aheadWindow bounds how far a verifying walk runs ahead of the compute
 // (unless the cache's own aheadWindow is set, by tests): the bytes from
 // the first entry the compute has not reached to the end of the entry the
-// walk checks. The compute then reads what the walk just read from the
-// caches instead of from memory, and the two do not both stream the file
-// from memory (docs/benchmarks.md). Larger than the largest entry of a
+// walk checks, so that the compute may find in cache what the walk just
+// read instead of both streaming the file from memory (docs/benchmarks.md). Larger than the largest entry of a
 // model layer (about 1 MiB in llama-1184), small beside a last-level cache.
 const aheadWindow = 8 << 20
 
@@ -208,15 +207,14 @@ func (c *Cache) walkAhead(p *prefaulter) {
 const aheadPatience = time.Second
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
-// far the compute got and which entry the walk is checking, as indexes
-// into es, the walk's entries in file order. at is where they were when
-// the walk started: the walk reads it without c.mu, under which a refresh
-// may move an entry's offset.
+// far the compute got, as an index into es, the walk's entries in file
+// order. at is where they were when the walk started: the walk reads it
+// without c.mu, under which a refresh may move an entry's offset. window
+// is the walk's own (walkAhead widens it).
 type aheadWalk struct {
 	es     []*entry
 	at     []span
 	window int64
-	// window is read and written by the walk only (walkAhead).
 	// reached is the index of the last entry the compute asked for (Bytes),
 	// -1 before its first; done is set when the walk ended.
 	reached atomic.Int64
