@@ -320,6 +320,17 @@ qdone1:
 	VMOVDQU32 Z22, 256(out); \
 	VMOVDQU32 Z23, 768(out)
 
+// PREFETCH8LINES asks for the 8 cache lines (512 bytes) at off(p).
+#define PREFETCH8LINES(off, p) \
+	PREFETCHT0 off(p); \
+	PREFETCHT0 off+64(p); \
+	PREFETCHT0 off+128(p); \
+	PREFETCHT0 off+192(p); \
+	PREFETCHT0 off+256(p); \
+	PREFETCHT0 off+320(p); \
+	PREFETCHT0 off+384(p); \
+	PREFETCHT0 off+448(p)
+
 // PREFETCH16LINES asks for the 16 cache lines (1 KiB) at p. A panel's 16
 // source rows are contiguous, so the tile loops fetch the next panel's
 // source (which starts at row 16) linearly, 1 KiB per 16x16 tile, as much
@@ -327,22 +338,8 @@ qdone1:
 // stream prefetchers catch up with sixteen of them. A prefetch past the
 // last panel is dropped, never a fault.
 #define PREFETCH16LINES(p) \
-	PREFETCHT0 (p); \
-	PREFETCHT0 64(p); \
-	PREFETCHT0 128(p); \
-	PREFETCHT0 192(p); \
-	PREFETCHT0 256(p); \
-	PREFETCHT0 320(p); \
-	PREFETCHT0 384(p); \
-	PREFETCHT0 448(p); \
-	PREFETCHT0 512(p); \
-	PREFETCHT0 576(p); \
-	PREFETCHT0 640(p); \
-	PREFETCHT0 704(p); \
-	PREFETCHT0 768(p); \
-	PREFETCHT0 832(p); \
-	PREFETCHT0 896(p); \
-	PREFETCHT0 960(p)
+	PREFETCH8LINES(0, p); \
+	PREFETCH8LINES(512, p)
 
 // func transpose16x16avx512(out, rows *uint32, stride, blocks int)
 //
@@ -506,14 +503,7 @@ TEXT ·transpose8x8avx2(SB), NOSPLIT, $0-32
 	JLE done
 
 loop:
-	PREFETCHT0 (R12)
-	PREFETCHT0 64(R12)
-	PREFETCHT0 128(R12)
-	PREFETCHT0 192(R12)
-	PREFETCHT0 256(R12)
-	PREFETCHT0 320(R12)
-	PREFETCHT0 384(R12)
-	PREFETCHT0 448(R12)
+	PREFETCH8LINES(0, R12) // 512 bytes per 8-column block, as the block reads
 	// rows 0..7, then rows 8..15 into the second half of each output row
 	TRANSPOSE8X8AVX2(R8, R9, DI)
 	LEAQ 32(DI), SI

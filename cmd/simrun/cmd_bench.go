@@ -67,7 +67,7 @@ type benchReport struct {
 	// cache's mapping on a second goroutine (on unless cache.Options.DisablePrefault or
 	// DisableVerifyAhead). The maps by prefault variant ("none",
 	// "populate": populate the mapping from its end, "verify-ahead":
-	// check the entries from the end, which faults them in) come from
+	// check the entries ahead of the compute, which faults them in) come from
 	// launches alternated in one loop, the order rotating each round, so
 	// all are measured under the same load: the first output under the
 	// default policy and under off (where verify-ahead is populate), each

@@ -119,7 +119,7 @@ func parseLaunch(e *env, args []string) (cfg runtime.LaunchConfig, asJSONOut boo
 	verifyData := fs.String("verify-data", runtime.DefaultVerifyData.String(), "data checksum `policy`: on-compute, on-first-use, on-load or off")
 	var defaults runtime.LaunchConfig // the library's defaults are the flags'
 	prefault := fs.Bool("prefault", !defaults.DisablePrefault, "populate the cache file's mapping on a second goroutine while the first inference runs")
-	verifyAhead := fs.Bool("verify-ahead", !defaults.DisableVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, from the last layer back, instead of only populating")
+	verifyAhead := fs.Bool("verify-ahead", !defaults.DisableVerifyAhead, "with --prefault and on-compute, check each layer's data on that goroutine, a few MiB ahead of the compute, instead of only populating")
 	ahead := fs.Int64("allocate-ahead", 0, "how far ahead of its reservations a new cache file is allocated, in `bytes` (0: 16 MiB; -1: one region at a time)")
 	mapped := fs.Bool("mapped-writes", false, "pack by storing through a writable mapping of the cache file instead of into heap buffers the cache writes into the file at insert (pwrite)")
 	lockWait := fs.String("lock-wait", "auto", "how long to wait for a lock another process holds before packing to heap: a `duration` (0: do not wait) or auto (about what packing the model costs)")

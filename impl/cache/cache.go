@@ -184,6 +184,9 @@ type Cache struct {
 	// computeChecked, when set (tests), is called by Bytes between an
 	// entry's checksum, made without c.mu, and its record.
 	computeChecked func(*entry)
+	// aheadWindow, when set (tests, before the first load), replaces the
+	// verifying walk's window (the aheadWindow constant).
+	aheadWindow int64
 
 	// loaded reports that the committed index was read at least once.
 	loaded bool

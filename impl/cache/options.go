@@ -183,19 +183,15 @@ type Options struct {
 	// from the mapping's end backwards, while the caller reads from its
 	// start: the page faults of a warm launch's first pass over the
 	// weights are shared with a second core (docs/cache.md,
-	// "Prefaulting"; on a machine with a core to spare it shortened the
-	// first output to 0.71-0.76 of the same launch without it,
-	// docs/benchmarks.md). Where mappings cannot be populated (not Linux,
+	// "Prefaulting"; docs/benchmarks.md). Where mappings cannot be populated (not Linux,
 	// an in-memory file system) the goroutine does nothing. Close waits
 	// for it.
 	DisablePrefault bool
 	// DisableVerifyAhead makes the prefault goroutine only populate the
 	// mapping. By default, under VerifyOnCompute on a v3 file, it checks
-	// each committed entry's data instead, from the last entry in file
-	// order backwards while the program computes from the first, so the
-	// compute's first Bytes of an entry the walk reached finds it checked
-	// (in five quiet llama-1184 benches, 0.85-0.99 of the first output of
-	// populating only, docs/benchmarks.md). Only success is recorded: a
+	// each committed entry's data instead, in file order a few MiB ahead
+	// of the compute, so the compute's first Bytes of an entry the walk
+	// reached finds it checked and its bytes in cache (docs/benchmarks.md). Only success is recorded: a
 	// corrupt entry is found by the compute's own Bytes, as without it.
 	// With DisablePrefault, or under another policy, it changes nothing
 	// (docs/cache.md, "Prefaulting").

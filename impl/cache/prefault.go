@@ -2,10 +2,12 @@ package cache
 
 import (
 	"cmp"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 )
@@ -41,6 +43,9 @@ type prefaulter struct {
 	err    error
 	// sum keeps the loads of touchMapped from being optimized away.
 	sum uint64
+	// ahead is a verifying walk's progress, shared with the compute; nil
+	// for a populating walk.
+	ahead *aheadWalk
 }
 
 // startPrefault starts populating m's first n bytes if m can be populated;
@@ -111,13 +116,27 @@ func (p *prefaulter) wait() {
 	p.wg.Wait()
 }
 
+// aheadWindow bounds how far a verifying walk runs ahead of the compute
+// (unless the cache's own aheadWindow is set, by tests): the bytes from
+// the first entry the compute has not reached to the end of the entry the
+// walk checks, so that the compute may find in cache what the walk just
+// read instead of both streaming the file from memory (docs/benchmarks.md). Larger than the largest entry of a
+// model layer (about 1 MiB in llama-1184), small beside a last-level cache.
+const aheadWindow = 8 << 20
+
 // startVerifyAhead starts checking the data of es, the entries one load
-// mapped, from the last in file order backwards, while the program
-// computes from the first (not Options.DisableVerifyAhead, with VerifyOnCompute on a
-// v3 file). The check of each layer then leaves the compute's path as its
-// page faults do: the compute's first Bytes of an entry the walk checked
-// finds it verified. The two meet once; at most the entry both reach at
-// the same time is checked twice, and the second check is not recorded.
+// mapped, in file order a bounded window (aheadWindow) ahead of the
+// compute, which computes its layers in that order (not
+// Options.DisableVerifyAhead, with VerifyOnCompute on a v3 file). The
+// check of each layer then leaves the compute's path as its page faults
+// do: the compute's first Bytes of an entry the walk checked finds it
+// verified and its bytes in cache. The walk leaves the entry after the
+// one the compute reached to the compute: when the compute catches up,
+// both cores check, each its own entries (aheadWalk). An entry the
+// compute reaches while the walk checks it is checked by both, and
+// recorded once: waiting for the walk's check instead measured slower on
+// a busy machine, where the walk's thread is often not running
+// (docs/benchmarks.md).
 //
 // The walk records success only. An entry whose bytes do not hold stays
 // unchecked, so the compute's own Bytes finds the corruption and the
@@ -134,17 +153,115 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	if !slices.IsSortedFunc(es, byOff) {
 		slices.SortFunc(es, byOff)
 	}
-	p := &prefaulter{}
+	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
+	a.reached.Store(-1)
+	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		for i := len(es) - 1; i >= 0 && !p.stop.Load(); i-- {
-			if !c.checkAhead(es[i]) {
-				return
-			}
-		}
+		defer a.done.Store(true)
+		c.walkAhead(p)
 	}()
 	return p
+}
+
+// walkAhead is the loop of a verifying walk (startVerifyAhead).
+func (c *Cache) walkAhead(p *prefaulter) {
+	a := p.ahead
+	seen, since := int64(-1), time.Now()
+	for i := 0; i < len(a.es) && !p.stop.Load(); {
+		next, ok := a.next(i)
+		switch {
+		case next != i:
+			i = next
+		case !ok:
+			// The window is full: wait for the compute to move on, in
+			// sleeps from 10 µs (the window holds far more than the
+			// compute reads meanwhile) growing to a millisecond, which is
+			// all Close waits for. Spinning instead took the core from the
+			// compute's thread on a busy machine (docs/benchmarks.md). A
+			// compute that has not moved for aheadPatience is not
+			// computing now (its program waits before its first
+			// inference, or uses fewer entries than the file holds): the
+			// walk checks the rest without a window, as the time is idle.
+			if r := a.reached.Load(); r != seen {
+				seen, since = r, time.Now()
+			}
+			waited := time.Since(since)
+			if waited > aheadPatience {
+				a.window = math.MaxInt64
+				continue
+			}
+			time.Sleep(min(max(waited/8, 10*time.Microsecond), time.Millisecond))
+		default:
+			if !c.checkAhead(a.es[i]) {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// aheadPatience is how long a verifying walk whose window is full waits
+// for the compute before it goes on without a window (walkAhead).
+const aheadPatience = time.Second
+
+// aheadWalk is what a verifying walk shares with the compute's Bytes: how
+// far the compute got, as an index into es, the walk's entries in file
+// order. at is where they were when the walk started: the walk reads it
+// without c.mu, under which a refresh may move an entry's offset. window
+// is the walk's own (walkAhead widens it).
+type aheadWalk struct {
+	es     []*entry
+	at     []span
+	window int64
+	// reached is the index of the last entry the compute asked for (Bytes),
+	// -1 before its first; done is set when the walk ended.
+	reached atomic.Int64
+	done    atomic.Bool
+}
+
+// next tells the walk, about to check es[i], which entry to turn to: i
+// itself, or a later one when the compute reached i or the entry before
+// it (the compute checks its next entry itself then, and the walk takes
+// the one after). ok is false while i lies beyond the window (the walk
+// waits); the first entry the walk may take is always within it, however
+// large, so that the walk never stalls behind an entry larger than the
+// window.
+func (a *aheadWalk) next(i int) (next int, ok bool) {
+	r := int(a.reached.Load())
+	first := r + 2
+	if r < 0 {
+		first = 0 // the compute has not started: the walk does
+	}
+	if i < first {
+		return first, true
+	}
+	return i, i == first || a.at[i].off+a.at[i].size-a.at[r+1].off <= a.window
+}
+
+// index returns e's index in es, or -1 if the walk does not hold e (or a
+// refresh moved it since; c.mu held).
+func (a *aheadWalk) index(e *entry) int {
+	i, found := slices.BinarySearchFunc(a.at, e.off, func(x span, off int64) int { return cmp.Compare(x.off, off) })
+	if !found || a.es[i] != e {
+		return -1
+	}
+	return i
+}
+
+// reach records that the compute asked for e's bytes (Bytes, c.mu held)
+// with every verifying walk holding e.
+func (c *Cache) reach(e *entry) {
+	for _, p := range c.prefaults {
+		a := p.ahead
+		if a == nil || a.done.Load() {
+			continue
+		}
+		if i := int64(a.index(e)); i > a.reached.Load() {
+			a.reached.Store(i)
+		}
+	}
 }
 
 // checkAhead checks e's data for the walk of startVerifyAhead, the

@@ -390,6 +390,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
+	c.reach(e)
 	if c.opts.VerifyData == VerifyOnCompute && !e.failed && c.needsCheck(e) {
 		held, err := c.checkUnlocked(e)
 		if err != nil {

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -138,11 +139,11 @@ func waitWalks(c *Cache) {
 	}
 }
 
-// The walk checks every entry from the last in file order back to the
-// first, counted as checks (Verified, VerifiedAhead); the compute's Bytes
-// then checks none of them again. Under another policy than on-compute
-// the walk only populates and checks nothing.
-func TestVerifyAheadChecksOnceFromTheEnd(t *testing.T) {
+// The walk checks every entry in file order, counted as checks (Verified,
+// VerifiedAhead); the compute's Bytes then checks none of them again.
+// Under another policy than on-compute the walk only populates and checks
+// nothing.
+func TestVerifyAheadChecksOnceInFileOrder(t *testing.T) {
 	const n = 40
 	path := aheadFile(t, n)
 	var offs []int64
@@ -152,7 +153,7 @@ func TestVerifyAheadChecksOnceFromTheEnd(t *testing.T) {
 	require.Equal(t, uint64(n), st.VerifiedAhead)
 	require.Equal(t, uint64(n), st.Verified)
 	require.Len(t, offs, n)
-	require.True(t, slices.IsSortedFunc(offs, func(a, b int64) int { return int(b - a) }), "walk not from the end: %v", offs)
+	require.True(t, slices.IsSorted(offs), "walk not in file order: %v", offs)
 	want := make([]byte, 20<<10)
 	for i, h := range hs {
 		got, err := c.Bytes(h)
@@ -169,6 +170,146 @@ func TestVerifyAheadChecksOnceFromTheEnd(t *testing.T) {
 		waitWalks(c)
 		require.Zero(t, c.Stats().VerifiedAhead, "%v", pol)
 	}
+}
+
+// The walk runs at most its window ahead of the compute: with a window of
+// three entries and no compute it checks the first three and waits; each
+// Bytes moves the window one entry on, and the walk, having left the entry
+// after the compute's to it, checks the one entering the window. It never
+// checks an entry beyond the window measured from where the compute is at
+// that moment.
+func TestVerifyAheadStaysInWindow(t *testing.T) {
+	const n, size = 12, 20 << 10
+	path := aheadFile(t, n)
+	var mu sync.Mutex
+	var beyond []string
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c.aheadWindow = 3 * size
+	c.aheadChecked = func(e *entry) {
+		a := c.prefaults[0].ahead
+		r := int(a.reached.Load())
+		if span := a.at[a.index(e)].off + a.at[a.index(e)].size - a.at[r+1].off; span > a.window {
+			mu.Lock()
+			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key.Weight, span, r))
+			mu.Unlock()
+		}
+	}
+	require.NoError(t, c.InitializeForProgram("P"))
+	hs := make([]Handle, n)
+	for i, k := range aheadKeys(n) {
+		h, hit := c.LookUp(k)
+		require.True(t, hit)
+		hs[i] = h
+	}
+	beginWalks(c)
+	// settled waits until the walk has checked want entries, then a while
+	// longer, and reports how many it checked.
+	settled := func(want uint64) uint64 {
+		deadline := time.Now().Add(10 * time.Second)
+		for c.Stats().VerifiedAhead < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return c.Stats().VerifiedAhead
+	}
+	require.Equal(t, uint64(3), settled(3), "no compute yet: the walk checks the window's three entries")
+	for i, h := range hs {
+		_, err := c.Bytes(h)
+		require.NoError(t, err)
+		// The compute is at entry i: the window holds entries i+1..i+3.
+		require.Equal(t, uint64(min(i+4, n)), settled(uint64(min(i+4, n))), "compute at entry %d", i)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, beyond, "the walk checked entries beyond its window")
+	require.Equal(t, uint64(n), c.Stats().Verified)
+}
+
+// A compute racing the walk gets no byte that was not checked: whoever
+// reaches an entry first checks it, the compute repeats a check the walk
+// has in flight, each entry's check is counted once, and a
+// corrupt entry is reported to the compute whichever goroutine met it. The
+// walk is slowed at random entries so that the two overtake each other.
+func TestVerifyAheadRaceGivesOnlyCheckedBytes(t *testing.T) {
+	const n = 64
+	path := aheadFile(t, n)
+	ks := aheadKeys(n)
+	rot := []int{3, 17, 40}
+	for _, i := range rot {
+		require.NoError(t, corrupt.RotEntry(path, func(k spec.Key) bool { return k == ks[i] }))
+	}
+	for round := range 4 {
+		slow := round
+		c, hs := openAheadWindow(t, path, n, int64(4+round)*(20<<10), func(e *entry) {
+			if len(e.key.Weight)%3 == slow%3 {
+				time.Sleep(200 * time.Microsecond)
+			}
+		})
+		want := make([]byte, 20<<10)
+		for i, h := range hs {
+			got, err := c.Bytes(h)
+			if slices.Contains(rot, i) {
+				require.ErrorIs(t, err, ErrCorruptData, "entry %d", i)
+				continue
+			}
+			require.NoError(t, err, "entry %d", i)
+			c.mu.Lock()
+			e := c.handles[h.id]
+			verified, failed := e.verified, e.failed
+			c.mu.Unlock()
+			require.True(t, verified && !failed, "entry %d served unchecked", i)
+			aheadBytes(i, want)
+			require.Equal(t, want, got, "entry %d", i)
+		}
+		waitWalks(c)
+		st := c.Stats()
+		require.Equal(t, uint64(n), st.Verified, "round %d: checks counted more than once", round)
+		require.Equal(t, uint64(len(rot)), st.Corrupt)
+	}
+}
+
+// openAheadWindow is openAhead under VerifyOnCompute with the walk's
+// window set.
+func openAheadWindow(t *testing.T, path string, n int, window int64, hook func(*entry)) (*Cache, []Handle) {
+	t.Helper()
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c.aheadChecked, c.aheadWindow = hook, window
+	require.NoError(t, c.InitializeForProgram("P"))
+	hs := make([]Handle, n)
+	for i, k := range aheadKeys(n) {
+		h, hit := c.LookUp(k)
+		require.True(t, hit, "key %d", i)
+		hs[i] = h
+	}
+	beginWalks(c)
+	return c, hs
+}
+
+// A walk whose window is full and whose compute has not moved for
+// aheadPatience (its program waits before its first inference, or uses
+// fewer entries than the file holds) checks the rest without a window,
+// instead of waiting for Close.
+func TestVerifyAheadUnpacedWhenTheComputeWaits(t *testing.T) {
+	const n = 8
+	path := aheadFile(t, n)
+	start := time.Now()
+	c, _ := openAheadWindow(t, path, n, 2*(20<<10), nil)
+	ended := make(chan struct{})
+	go func() {
+		waitWalks(c)
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(aheadPatience + 10*time.Second):
+		t.Fatal("the walk waited on for a compute that does not come")
+	}
+	require.GreaterOrEqual(t, time.Since(start), aheadPatience, "the walk ran past its window at once")
+	require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
 }
 
 // A corrupt entry the walk reaches first is left unchecked: the compute's
@@ -214,11 +355,11 @@ func TestVerifyAheadLeavesCorruptionToCompute(t *testing.T) {
 
 // A check the walk made of an entry that was invalidated or replaced
 // while the checksum ran is not recorded: the walk is held after its
-// first checksum (of the last entry) while the test drops that entry.
+// first checksum (of the first entry) while the test drops that entry.
 func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 	const n = 8
 	path := aheadFile(t, n)
-	last := aheadKeys(n)[n-1]
+	head := aheadKeys(n)[0]
 	for _, drop := range []string{"invalidated", "replaced"} {
 		t.Run(drop, func(t *testing.T) {
 			inside, gate := make(chan *entry, 1), make(chan struct{})
@@ -233,15 +374,15 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			})
 			t.Cleanup(release) // before Close, which waits for the walk
 			e := <-inside
-			require.Equal(t, last, *e.key)
+			require.Equal(t, head, *e.key)
 			switch drop {
 			case "invalidated":
-				require.NoError(t, c.Invalidate(last.Weight))
+				require.NoError(t, c.Invalidate(head.Weight))
 			case "replaced":
 				buf, err := c.ReserveSpace(20 << 10)
 				require.NoError(t, err)
 				aheadBytes(99, buf)
-				_, err = c.LookUpOrInsert(last, buf)
+				_, err = c.LookUpOrInsert(head, buf)
 				require.NoError(t, err)
 			}
 			release()

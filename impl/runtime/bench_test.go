@@ -155,7 +155,7 @@ func benchProgram(b *testing.B) *Program {
 // a fresh read-only mapping of the same cache file (the first touch a warm
 // launch pays to read its weights once). "/prefault" populates the mapping
 // on a second goroutine while the inference runs (on unless cache.Options.DisablePrefault);
-// "/verify-ahead" checks the entries on it instead, from the last
+// "/verify-ahead" checks the entries on it instead, ahead of the compute
 // (on unless cache.Options.DisableVerifyAhead).
 // 16 layers of 1024×1024, about 64 MiB packed. Compare the sub-benchmarks'
 // ns/op:
