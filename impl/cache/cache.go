@@ -125,9 +125,9 @@ type Cache struct {
 	closed bool
 
 	nextID   uint64
-	byName   map[entryName]*entry // current entry per name
-	handles  map[uint64]*entry    // every live entry
-	programs map[string]*idSet    // entries each program references
+	byName   nameIndex         // current entry per name
+	handles  map[uint64]*entry // every live entry
+	programs map[string]*idSet // entries each program references
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
@@ -154,8 +154,6 @@ type Cache struct {
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
 	missReason        map[entryName]RepackReason
-	// nameBuf holds the v2 name of the key being looked up (indexed).
-	nameBuf []byte
 	// spare is a staging buffer whose bytes were written, for the next
 	// staged reservation that fits (Options.ReuseStaging); nil when none.
 	spare []byte
@@ -232,7 +230,6 @@ func Open(opts Options) (*Cache, error) {
 		tag:            rand.Uint64() | 1,
 		fsys:           o.FS,
 		pageSize:       o.FS.PageSize(),
-		byName:         map[entryName]*entry{},
 		handles:        map[uint64]*entry{},
 		programs:       map[string]*idSet{},
 		tombstones:     map[entryName]tombstone{},
@@ -241,10 +238,6 @@ func Open(opts Options) (*Cache, error) {
 		reservations:   map[*byte]*reservation{},
 		inserted:       map[*byte]struct{}{},
 		insertedStaged: map[uintptr]weak.Pointer[byte]{},
-	}
-	if opts.Format != spec.FormatV3 {
-		// Room for the usual v2 name, so look-ups do not grow it.
-		c.nameBuf = make([]byte, 0, 256)
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
@@ -278,6 +271,7 @@ func Open(opts Options) (*Cache, error) {
 		c.detectFormat = o.Path != ""
 		c.opts.Format = spec.FormatV3
 	}
+	c.byName.init(c.opts.Format == spec.FormatV2)
 	return c, nil
 }
 
@@ -322,7 +316,8 @@ func (c *Cache) Close() error {
 		c.noteRelease(m.Close())
 	}
 	c.maps = nil
-	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]*idSet{}
+	c.byName.init(c.opts.Format == spec.FormatV2)
+	c.handles, c.programs = map[uint64]*entry{}, map[string]*idSet{}
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
 	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
@@ -411,7 +406,7 @@ func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
 }
 
 func (c *Cache) index(e *entry) {
-	c.byName[c.name(*e.key)] = e
+	c.byName.put(e)
 	e.indexed = true
 }
 
@@ -422,13 +417,10 @@ func (c *Cache) unindex(e *entry) {
 	if !e.indexed {
 		return
 	}
-	n := c.name(*e.key)
-	if c.byName[n] == e {
-		delete(c.byName, n)
-	}
+	c.byName.remove(e)
 	e.indexed = false
 	if e.committed {
-		c.tombstones[n] = tombstone{key: *e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
+		c.tombstones[c.name(*e.key)] = tombstone{key: *e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
 		e.committed = false
 	}
 	e.persist = false
@@ -478,7 +470,7 @@ func (c *Cache) dirty() bool {
 	if len(c.tombstones) > 0 {
 		return true
 	}
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place == inFile && e.persist && !e.committed {
 			return true
 		}

@@ -45,7 +45,7 @@ func (c *Cache) Check() error {
 		if !e.indexed && e.refs == 0 {
 			return bad("entry %q is unreachable but not released", e.key.Name())
 		}
-		if e.indexed && c.byName[c.name(*e.key)] != e {
+		if e.indexed && c.byName.get(e.key.Weight, e.key.Bias) != e {
 			return bad("entry %q is marked indexed but not in the index", e.key.Name())
 		}
 		if e.committed && (!e.indexed || e.place != inFile) {
@@ -54,8 +54,9 @@ func (c *Cache) Check() error {
 	}
 	byOff := map[int64]*entry{}
 	align := c.align()
-	for n, e := range c.byName {
-		if c.handles[e.id] != e || !e.indexed || c.name(*e.key) != n {
+	for e := range c.byName.all() {
+		n := c.name(*e.key)
+		if c.handles[e.id] != e || !e.indexed || c.byName.get(e.key.Weight, e.key.Bias) != e {
 			return bad("index entry %q is not a live handle", n)
 		}
 		if e.place != inFile || !e.persist {
@@ -97,10 +98,11 @@ func (c *Cache) checkFile(bad func(string, ...any) error) error {
 	for _, d := range cf.entries {
 		listed[c.name(d.Key)] = d
 	}
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if !e.committed {
 			continue
 		}
+		n := c.name(*e.key)
 		d, ok := listed[n]
 		if !ok {
 			return bad("committed entry %q is not in the file's index", n)
@@ -111,7 +113,7 @@ func (c *Cache) checkFile(bad func(string, ...any) error) error {
 		delete(listed, n)
 	}
 	for n := range listed {
-		if _, dropped := c.tombstones[n]; !dropped && c.byName[n] == nil {
+		if _, dropped := c.tombstones[n]; !dropped && c.byName.get(n.w, n.b) == nil {
 			return bad("file lists %q, which the cache neither holds nor dropped", n)
 		}
 	}

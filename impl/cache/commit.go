@@ -90,7 +90,7 @@ func (c *Cache) v2Unterminated() bool {
 // cannot be named in a v3 index: it is dropped, and counted.
 func (c *Cache) commitEntries() []*entry {
 	var list []*entry
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place != inFile || !e.persist {
 			continue
 		}

@@ -193,10 +193,10 @@ func (c *Cache) InvalidateAll() error {
 }
 
 func (c *Cache) invalidate(pred func(*entry) bool) {
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if pred(e) {
 			c.unindex(e)
-			c.missReason[n] = RepackInvalidated
+			c.missReason[c.name(*e.key)] = RepackInvalidated
 		}
 	}
 }
@@ -258,8 +258,8 @@ func (c *Cache) ProgramNames(program string) []string {
 func (c *Cache) Names() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.byName))
-	for _, e := range c.byName {
+	out := make([]string, 0, c.byName.len())
+	for e := range c.byName.all() {
 		out = append(out, e.key.Weight+e.key.Bias)
 	}
 	sort.Strings(out)

@@ -41,6 +41,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 		// file is read and appended to as v2, never replaced by v3. Only
 		// while the cache holds nothing, since entry names depend on it.
 		c.opts.Format = got
+		c.byName.init(got == spec.FormatV2)
 	}
 	if got == spec.FormatV2 {
 		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(f, size)
@@ -228,7 +229,7 @@ func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
 // configured format: taking that one spares rewriting the whole file for
 // entries it already holds (TestCarriedCopiesYieldToAnotherWritersConversion).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
-	if cf != nil && len(c.byName) == 0 && len(c.handles) == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
+	if cf != nil && c.byName.len() == 0 && len(c.handles) == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
 		// First load (every warm launch): nothing to reconcile, so the
 		// file's entries are added as they are, without the name map the
 		// reconciliation needs (its building was half of a warm load's
@@ -254,10 +255,11 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 			delete(c.tombstones, n) // replaced by another writer
 		}
 	}
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if !e.committed {
 			continue
 		}
+		n := c.name(*e.key)
 		if d, ok := disk[n]; ok && c.sameData(e, d) {
 			e.off = int64(d.Offset)
 			delete(disk, n)
@@ -300,10 +302,10 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 			c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end)})
 		}
 	}
-	if len(c.byName) == 0 && len(c.handles) == 0 {
-		// First load: size the maps once instead of growing them through
+	c.byName.reserve(len(add))
+	if len(c.handles) == 0 {
+		// First load: size the map once instead of growing it through
 		// every power of two (a warm launch of 1,184 entries).
-		c.byName = make(map[entryName]*entry, len(add))
 		c.handles = make(map[uint64]*entry, len(add))
 	}
 	// One allocation for all entries of the load.
@@ -316,8 +318,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	}
 	for i := range add {
 		d := &add[i]
-		n := c.name(d.Key)
-		if cur := c.byName[n]; cur != nil {
+		if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
 			// A packing of ours that will never be committed (heap: the
 			// lock was busy; file bytes of a failed commit), or a carried
 			// copy: the committed one serves later look-ups; ours lives on
@@ -333,7 +334,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		e.v2Key = cf.format == spec.FormatV2
 		if c.otherFormat(cf) {
 			e.committed, e.carried = false, true
-			c.carriedNames[n] = struct{}{}
+			c.carriedNames[c.name(d.Key)] = struct{}{}
 			c.stats.CarriedOver++
 		}
 		c.index(e)

@@ -189,7 +189,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 // wantsAhead reports whether the walk should check e: a file entry, the
 // current one for its name, not yet checked and not failed.
 func (c *Cache) wantsAhead(e *entry) bool {
-	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName[c.name(*e.key)] == e
+	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName.get(e.key.Weight, e.key.Bias) == e
 }
 
 // lockAhead takes c.mu for the walk without parking on it. A goroutine

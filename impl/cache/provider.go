@@ -69,17 +69,8 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 	return e, ""
 }
 
-// indexed returns the entry indexed under k's name, or nil. A v2 name (the
-// concatenation) is built in the cache's buffer, not in a new string: the
-// map is indexed with a conversion the compiler does not copy, so a hit
-// allocates nothing (TestLookUpAllocatesNothing).
-func (c *Cache) indexed(k spec.Key) *entry {
-	if c.opts.Format != spec.FormatV2 {
-		return c.byName[entryName{k.Weight, k.Bias}]
-	}
-	c.nameBuf = append(append(c.nameBuf[:0], k.Weight...), k.Bias...)
-	return c.byName[entryName{w: string(c.nameBuf)}]
-}
+// indexed returns the entry indexed under k's name, or nil.
+func (c *Cache) indexed(k spec.Key) *entry { return c.byName.get(k.Weight, k.Bias) }
 
 // adoptCarried finds, for a v3 cache, an entry carried over from a v2 file
 // that k names: same concatenated name and seed, all a v2 file records,
@@ -91,8 +82,9 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	if c.opts.Format != spec.FormatV3 {
 		return nil
 	}
-	v2 := entryName{w: k.V2Name()}
-	e := c.byName[v2]
+	// In a v3 cache a carried entry's name is its v2 one: weight and bias
+	// concatenated (its key's Weight, with no Bias).
+	e := c.byName.get(k.V2Name(), "")
 	if e == nil || !e.carried || !e.v2Key || e.key.Seed != k.Seed {
 		return nil
 	}
@@ -100,7 +92,7 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	if !ok {
 		return nil // the mapping faulted: not served, re-packed
 	}
-	delete(c.byName, v2)
+	c.byName.remove(e)
 	nk := new(spec.Key) // a copy of k only here: k itself stays on the stack
 	*nk = k
 	e.key, e.v2Key, e.crc, e.verified = nk, false, crc, true
@@ -321,7 +313,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	}
 	if k.Weight != "" {
 		n := c.name(k)
-		if old := c.byName[n]; old != nil {
+		if old := c.byName.get(k.Weight, k.Bias); old != nil {
 			c.unindex(old)
 		}
 		c.index(e)

@@ -41,7 +41,7 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	}
 	live := c.disk.header + c.disk.indexLen
 	var list []span
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place == inFile && e.committed {
 			list = append(list, span{e.off, int64(len(e.data))})
 		}
