@@ -126,7 +126,7 @@ type Cache struct {
 
 	nextID   uint64
 	byName   nameIndex         // current entry per name
-	handles  map[uint64]*entry // every live entry
+	handles  handleTable       // every live entry
 	programs map[string]*idSet // entries each program references
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
@@ -230,7 +230,6 @@ func Open(opts Options) (*Cache, error) {
 		tag:            rand.Uint64() | 1,
 		fsys:           o.FS,
 		pageSize:       o.FS.PageSize(),
-		handles:        map[uint64]*entry{},
 		programs:       map[string]*idSet{},
 		tombstones:     map[entryName]tombstone{},
 		carriedNames:   map[entryName]struct{}{},
@@ -317,7 +316,7 @@ func (c *Cache) Close() error {
 	}
 	c.maps = nil
 	c.byName.init(c.opts.Format == spec.FormatV2)
-	c.handles, c.programs = map[uint64]*entry{}, map[string]*idSet{}
+	c.handles, c.programs = handleTable{}, map[string]*idSet{}
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
 	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
@@ -401,7 +400,7 @@ func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
 	}{k: k}
 	e := &ek.e
 	e.id, e.key, e.data = c.nextID, &ek.k, data
-	c.handles[e.id] = e
+	c.handles.add(e)
 	return e
 }
 
@@ -450,7 +449,7 @@ func newCopyID() uint64 {
 // releaseIfUnused forgets an entry nobody can reach any more.
 func (c *Cache) releaseIfUnused(e *entry) {
 	if e.refs == 0 && !e.indexed {
-		delete(c.handles, e.id)
+		c.handles.remove(e.id)
 		e.data = nil
 	}
 }

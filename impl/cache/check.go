@@ -29,13 +29,13 @@ func (c *Cache) Check() error {
 	refs := map[uint64]int{}
 	for p, set := range c.programs {
 		for id := range set.all() {
-			if c.handles[id] == nil {
+			if c.handles.get(id) == nil {
 				return bad("program %q references released entry %d", p, id)
 			}
 			refs[id]++
 		}
 	}
-	for id, e := range c.handles {
+	for id, e := range c.handles.all() {
 		if e.id != id {
 			return bad("handle %d names entry %d", id, e.id)
 		}
@@ -56,7 +56,7 @@ func (c *Cache) Check() error {
 	align := c.align()
 	for e := range c.byName.all() {
 		n := c.name(*e.key)
-		if c.handles[e.id] != e || !e.indexed || c.byName.get(e.key.Weight, e.key.Bias) != e {
+		if c.handles.get(e.id) != e || !e.indexed || c.byName.get(e.key.Weight, e.key.Bias) != e {
 			return bad("index entry %q is not a live handle", n)
 		}
 		if e.place != inFile || !e.persist {

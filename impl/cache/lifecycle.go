@@ -222,7 +222,7 @@ func (c *Cache) DeleteProgram(program string) error {
 	// In any order: each step touches only its own entry (a reference, the
 	// index slot it holds, its handle).
 	for id := range set.all() {
-		e := c.handles[id]
+		e := c.handles.get(id)
 		if e == nil {
 			continue
 		}
@@ -245,7 +245,7 @@ func (c *Cache) ProgramNames(program string) []string {
 		return nil
 	}
 	for id := range set.all() {
-		if e := c.handles[id]; e != nil {
+		if e := c.handles.get(id); e != nil {
 			out = append(out, e.key.Weight+e.key.Bias)
 		}
 	}

@@ -36,7 +36,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
 	}
-	if got != c.opts.Format && c.detectFormat && c.w == nil && len(c.handles) == 0 && len(c.tombstones) == 0 {
+	if got != c.opts.Format && c.detectFormat && c.w == nil && c.handles.len() == 0 && len(c.tombstones) == 0 {
 		// No format was named: the file's is used, so an ExecuTorch v2
 		// file is read and appended to as v2, never replaced by v3. Only
 		// while the cache holds nothing, since entry names depend on it.
@@ -229,7 +229,7 @@ func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
 // configured format: taking that one spares rewriting the whole file for
 // entries it already holds (TestCarriedCopiesYieldToAnotherWritersConversion).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
-	if cf != nil && c.byName.len() == 0 && len(c.handles) == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
+	if cf != nil && c.byName.len() == 0 && c.handles.len() == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
 		// First load (every warm launch): nothing to reconcile, so the
 		// file's entries are added as they are, without the name map the
 		// reconciliation needs (its building was half of a warm load's
@@ -302,12 +302,10 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 			c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end)})
 		}
 	}
+	// Sized once instead of grown through every power of two (a warm
+	// launch of 1,184 entries).
 	c.byName.reserve(len(add))
-	if len(c.handles) == 0 {
-		// First load: size the map once instead of growing it through
-		// every power of two (a warm launch of 1,184 entries).
-		c.handles = make(map[uint64]*entry, len(add))
-	}
+	c.handles.reserve(len(add))
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
 	// The verifying walk's list, only when there is one to start.
@@ -328,7 +326,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		e := &es[i]
 		c.nextID++
 		e.id, e.key, e.data = c.nextID, &d.Key, mem[d.Offset:d.End():d.End()]
-		c.handles[e.id] = e
+		c.handles.add(e)
 		e.place, e.off, e.crc, e.copyID = inFile, int64(d.Offset), d.CRC, d.CopyID
 		e.committed, e.persist = true, true
 		e.v2Key = cf.format == spec.FormatV2

@@ -351,7 +351,7 @@ func (c *Cache) refHolders(e *entry) {
 			continue
 		}
 		for id := range set.all() {
-			if old := c.handles[id]; old != nil && old.failed && c.name(*old.key) == n {
+			if old := c.handles.get(id); old != nil && old.failed && c.name(*old.key) == n {
 				set.add(e.id)
 				e.refs++
 				break
@@ -378,7 +378,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	e := c.handles[h.id]
+	e := c.handles.get(h.id)
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
@@ -390,7 +390,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		// Another thread may have released e meanwhile (its weight
 		// invalidated, its program deleted): the handle is stale now, as
 		// it would be had this call come after that thread's.
-		if c.handles[h.id] != e {
+		if c.handles.get(h.id) != e {
 			return nil, ErrStaleHandle
 		}
 		// Another call may have recorded a check of e meanwhile (the

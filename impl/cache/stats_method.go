@@ -13,7 +13,7 @@ func (c *Cache) Stats() Stats {
 	s.Format = c.opts.Format
 	s.Repacks = maps.Clone(c.stats.Repacks)
 	s.HeapBytes = map[HeapReason]uint64{}
-	for _, e := range c.handles {
+	for _, e := range c.handles.all() {
 		switch e.place {
 		case inHeap:
 			s.HeapBytes[e.heapReason] += uint64(len(e.data))
@@ -85,7 +85,7 @@ func (c *Cache) Mappings() []MappedCopy {
 	}
 	seen := map[copyOf]map[*byte]struct{}{}
 	var order []copyOf
-	for _, e := range c.handles {
+	for _, e := range c.handles.all() {
 		if e.place != inFile || len(e.data) == 0 {
 			continue
 		}
