@@ -24,6 +24,25 @@ type Handle struct {
 
 func (c *Cache) handle(e *entry) Handle { return Handle{cache: c.tag, id: e.id} }
 
+func (e *entry) key() *spec.Key { return &e.rec.Key }
+
+// off is the entry's offset in the live file (inFile).
+func (e *entry) off() int64 { return int64(e.rec.Offset) }
+
+// crc is the spec.DataChecksum of the entry's data (v3); 0 in v2.
+func (e *entry) crc() uint32 { return e.rec.CRC }
+
+func (e *entry) copyID() uint64 { return e.rec.CopyID }
+
+// setOff records that the entry's bytes are at off in the live file now.
+func (e *entry) setOff(off int64) {
+	if e.off() != off {
+		r := *e.rec
+		r.Offset = uint64(off)
+		e.rec = &r
+	}
+}
+
 // Valid reports whether h was issued at all (not whether it is still live).
 func (h Handle) Valid() bool { return h.id != 0 }
 
@@ -38,23 +57,21 @@ const (
 // entry is one packed weight known to this cache.
 type entry struct {
 	id uint64
-	// key is never written through: a loaded entry's points into the
-	// parsed index (the file's own entries, which a load keeps anyway), so
-	// a warm launch does not copy 56 bytes a weight into a new page; a
-	// re-key points it at a new Key.
-	key  *spec.Key
+	// rec is the entry's key and, for a file entry, its offset in the live
+	// file, its data checksum (v3; 0 in v2) and the copy identity of the
+	// packing in v3 files (spec.Entry.CopyID: new for every packing this
+	// cache writes, carried over from the file for loaded ones; 0 for v2
+	// and heap entries). A loaded entry's points into the parsed index,
+	// which a load keeps anyway, so a warm launch copies no key or
+	// field of a weight into a new page. It is never written through:
+	// the parsed index of a v2 file is also diskView.v2Entries, so a
+	// change makes a new record (setOff, adoptCarried).
+	rec  *spec.Entry
 	data []byte // len == size; capacity clipped so appends cannot spill
-	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
-	// new for every packing this cache writes, carried over from the file
-	// for loaded ones. 0 for v2 and heap entries.
-	copyID uint64
-	// off is the entry's offset in the live file (inFile).
-	off int64
 	// refs counts programs using the entry. It is the size of a set, so it
 	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
-	refs       int
-	heapReason HeapReason
-	crc        uint32 // spec.DataChecksum of data (v3); 0 in v2
+	refs       int32
+	heapReason heapCode
 	place      placement
 	// The flags follow the small fields so that the struct has no padding
 	// between fields: a warm launch allocates one entry per weight.
@@ -331,7 +348,7 @@ func (c *Cache) uncommitted() error {
 	for _, e := range c.unsaved {
 		if e.indexed && e.place == inFile && e.persist && !e.committed {
 			if n == 0 {
-				first = e.key.Weight
+				first = e.key().Weight
 			}
 			n++
 			size += len(e.data)
@@ -371,21 +388,21 @@ func (c *Cache) name(k spec.Key) entryName {
 // matches reports whether stored entry e serves key k (G1).
 func (c *Cache) matches(e *entry, k spec.Key) bool {
 	if e.v2Key {
-		return e.key.Seed == k.Seed
+		return e.key().Seed == k.Seed
 	}
-	return *e.key == k
+	return *e.key() == k
 }
 
 // mismatchReason says which field made e stale for k.
 func mismatchReason(e *entry, k spec.Key) RepackReason {
 	switch {
-	case e.key.Seed != k.Seed:
+	case e.key().Seed != k.Seed:
 		return RepackSeed
 	case e.v2Key:
 		return RepackNew
-	case e.key.Fingerprint != k.Fingerprint:
+	case e.key().Fingerprint != k.Fingerprint:
 		return RepackFingerprint
-	case e.key.Source != k.Source:
+	case e.key().Source != k.Source:
 		return RepackSource
 	}
 	return RepackNew
@@ -393,13 +410,13 @@ func mismatchReason(e *entry, k spec.Key) RepackReason {
 
 func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
 	c.nextID++
-	// The entry and its key in one allocation.
-	ek := &struct {
+	// The entry and its record in one allocation.
+	er := &struct {
 		e entry
-		k spec.Key
-	}{k: k}
-	e := &ek.e
-	e.id, e.key, e.data = c.nextID, &ek.k, data
+		r spec.Entry
+	}{r: spec.Entry{Key: k}}
+	e := &er.e
+	e.id, e.rec, e.data = c.nextID, &er.r, data
 	c.handles.add(e)
 	return e
 }
@@ -419,7 +436,7 @@ func (c *Cache) unindex(e *entry) {
 	c.byName.remove(e)
 	e.indexed = false
 	if e.committed {
-		c.tombstones[c.name(*e.key)] = tombstone{key: *e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
+		c.tombstones[c.name(*e.key())] = tombstone{key: *e.key(), copyID: e.copyID(), span: span{e.off(), int64(len(e.data))}}
 		e.committed = false
 	}
 	e.persist = false

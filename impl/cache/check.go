@@ -39,36 +39,36 @@ func (c *Cache) Check() error {
 		if e.id != id {
 			return bad("handle %d names entry %d", id, e.id)
 		}
-		if e.refs != refs[id] {
-			return bad("entry %q has %d refs, programs hold %d", e.key.Name(), e.refs, refs[id])
+		if int(e.refs) != refs[id] {
+			return bad("entry %q has %d refs, programs hold %d", e.key().Name(), e.refs, refs[id])
 		}
 		if !e.indexed && e.refs == 0 {
-			return bad("entry %q is unreachable but not released", e.key.Name())
+			return bad("entry %q is unreachable but not released", e.key().Name())
 		}
-		if e.indexed && c.byName.get(e.key.Weight, e.key.Bias) != e {
-			return bad("entry %q is marked indexed but not in the index", e.key.Name())
+		if e.indexed && c.byName.get(e.key().Weight, e.key().Bias) != e {
+			return bad("entry %q is marked indexed but not in the index", e.key().Name())
 		}
 		if e.committed && (!e.indexed || e.place != inFile) {
-			return bad("entry %q is committed but not an indexed file entry", e.key.Name())
+			return bad("entry %q is committed but not an indexed file entry", e.key().Name())
 		}
 	}
 	byOff := map[int64]*entry{}
 	align := c.align()
 	for e := range c.byName.all() {
-		n := c.name(*e.key)
-		if c.handles.get(e.id) != e || !e.indexed || c.byName.get(e.key.Weight, e.key.Bias) != e {
+		n := c.name(*e.key())
+		if c.handles.get(e.id) != e || !e.indexed || c.byName.get(e.key().Weight, e.key().Bias) != e {
 			return bad("index entry %q is not a live handle", n)
 		}
 		if e.place != inFile || !e.persist {
 			continue
 		}
-		if e.off%align != 0 {
-			return bad("entry %q at misaligned offset %d", n, e.off)
+		if e.off()%align != 0 {
+			return bad("entry %q at misaligned offset %d", n, e.off())
 		}
-		if o := byOff[e.off]; o != nil {
-			return bad("entries %q and %q share offset %d", n, c.name(*o.key), e.off)
+		if o := byOff[e.off()]; o != nil {
+			return bad("entries %q and %q share offset %d", n, c.name(*o.key()), e.off())
 		}
-		byOff[e.off] = e
+		byOff[e.off()] = e
 	}
 	if c.w != nil || c.opts.Path == "" || c.disk.size == 0 {
 		return nil
@@ -102,12 +102,12 @@ func (c *Cache) checkFile(bad func(string, ...any) error) error {
 		if !e.committed {
 			continue
 		}
-		n := c.name(*e.key)
+		n := c.name(*e.key())
 		d, ok := listed[n]
 		if !ok {
 			return bad("committed entry %q is not in the file's index", n)
 		}
-		if !c.sameData(e, d) || uint64(e.off) != d.Offset {
+		if !c.sameData(e, d) || uint64(e.off()) != d.Offset {
 			return bad("committed entry %q differs from the file's index", n)
 		}
 		delete(listed, n)

@@ -39,14 +39,14 @@ func committedCache(t *testing.T) (*Cache, *entry) {
 func TestCheckCatchesBrokenState(t *testing.T) {
 	t.Run("misaligned file entry", func(t *testing.T) {
 		c, e := committedCache(t)
-		e.off++
+		e.rec.Offset++
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)
 		require.ErrorContains(t, err, `entry "w+w_b" at misaligned offset `)
 	})
 	t.Run("committed entry differs from the file", func(t *testing.T) {
 		c, e := committedCache(t)
-		e.crc ^= 1
+		e.rec.CRC ^= 1
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)
 		require.ErrorContains(t, err, `committed entry "w+w_b" differs from the file's index`)

@@ -161,7 +161,7 @@ func (c *Cache) Invalidate(weights ...string) error {
 		drop[w] = true
 	}
 	c.invalidate(func(e *entry) bool {
-		if drop[e.key.Weight] {
+		if drop[e.key().Weight] {
 			return true
 		}
 		// An entry loaded from a v2 file knows only the concatenation of
@@ -171,7 +171,7 @@ func (c *Cache) Invalidate(weights ...string) error {
 		// would serve bytes packed from the old source (G1, G3).
 		if e.v2Key {
 			for w := range drop {
-				if w != "" && strings.HasPrefix(e.key.Weight, w) {
+				if w != "" && strings.HasPrefix(e.key().Weight, w) {
 					return true
 				}
 			}
@@ -196,7 +196,7 @@ func (c *Cache) invalidate(pred func(*entry) bool) {
 	for e := range c.byName.all() {
 		if pred(e) {
 			c.unindex(e)
-			c.missReason[c.name(*e.key)] = RepackInvalidated
+			c.missReason[c.name(*e.key())] = RepackInvalidated
 		}
 	}
 }
@@ -246,7 +246,7 @@ func (c *Cache) ProgramNames(program string) []string {
 	}
 	for id := range set.all() {
 		if e := c.handles.get(id); e != nil {
-			out = append(out, e.key.Weight+e.key.Bias)
+			out = append(out, e.key().Weight+e.key().Bias)
 		}
 	}
 	sort.Strings(out)
@@ -260,7 +260,7 @@ func (c *Cache) Names() []string {
 	defer c.mu.Unlock()
 	out := make([]string, 0, c.byName.len())
 	for e := range c.byName.all() {
-		out = append(out, e.key.Weight+e.key.Bias)
+		out = append(out, e.key().Weight+e.key().Bias)
 	}
 	sort.Strings(out)
 	return out

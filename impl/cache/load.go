@@ -207,7 +207,7 @@ func (c *Cache) sameKey(fromFile, k spec.Key) bool {
 // corruption a second time (G3). A v2 file records no copy identity, so a
 // v2 cache can compare only what is there (docs/guarantees.md, G3).
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	return c.sameCopy(d.Key, d.CopyID, *e.key, e.copyID) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+	return c.sameCopy(d.Key, d.CopyID, *e.key(), e.copyID()) && uint64(len(e.data)) == d.Size && e.crc() == d.CRC
 }
 
 // sameCopy reports whether a committed copy read from the file (key fk,
@@ -259,9 +259,9 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 		if !e.committed {
 			continue
 		}
-		n := c.name(*e.key)
+		n := c.name(*e.key())
 		if d, ok := disk[n]; ok && c.sameData(e, d) {
-			e.off = int64(d.Offset)
+			e.setOff(int64(d.Offset))
 			delete(disk, n)
 			continue
 		}
@@ -325,9 +325,9 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		}
 		e := &es[i]
 		c.nextID++
-		e.id, e.key, e.data = c.nextID, &d.Key, mem[d.Offset:d.End():d.End()]
+		e.id, e.rec, e.data = c.nextID, d, mem[d.Offset:d.End():d.End()]
 		c.handles.add(e)
-		e.place, e.off, e.crc, e.copyID = inFile, int64(d.Offset), d.CRC, d.CopyID
+		e.place = inFile
 		e.committed, e.persist = true, true
 		e.v2Key = cf.format == spec.FormatV2
 		if c.otherFormat(cf) {

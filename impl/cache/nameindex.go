@@ -59,9 +59,9 @@ func (t *nameIndex) hash(w, b string) (slot uint64, tag uint32) {
 // same reports whether e's name is (w, b).
 func (t *nameIndex) same(e *entry, w, b string) bool {
 	if !t.concat {
-		return e.key.Weight == w && e.key.Bias == b
+		return e.key().Weight == w && e.key().Bias == b
 	}
-	return concatEqual(e.key.Weight, e.key.Bias, w, b)
+	return concatEqual(e.key().Weight, e.key().Bias, w, b)
 }
 
 // concatEqual reports whether a1+a2 == b1+b2 without building either.
@@ -102,7 +102,7 @@ func (t *nameIndex) put(e *entry) {
 	if (t.used+1)*4 > len(t.slots)*3 {
 		t.rehash(t.n + 1)
 	}
-	h, tag := t.hash(e.key.Weight, e.key.Bias)
+	h, tag := t.hash(e.key().Weight, e.key().Bias)
 	mask := uint64(len(t.slots) - 1)
 	free := -1
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -120,7 +120,7 @@ func (t *nameIndex) put(e *entry) {
 				free = int(i)
 			}
 		case tag:
-			if t.same(t.slots[i], e.key.Weight, e.key.Bias) {
+			if t.same(t.slots[i], e.key().Weight, e.key().Bias) {
 				t.slots[i] = e
 				return
 			}
@@ -133,7 +133,7 @@ func (t *nameIndex) remove(e *entry) {
 	if t.n == 0 {
 		return
 	}
-	h, _ := t.hash(e.key.Weight, e.key.Bias)
+	h, _ := t.hash(e.key().Weight, e.key().Bias)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; t.tags[i] != tagEmpty; i = (i + 1) & mask {
 		if t.slots[i] == e {

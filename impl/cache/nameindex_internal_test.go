@@ -61,7 +61,7 @@ func TestNameIndexMatchesMap(t *testing.T) {
 			k := keys[rng.IntN(len(keys))]
 			switch rng.IntN(3) {
 			case 0, 1:
-				e := &entry{key: &k}
+				e := &entry{rec: &spec.Entry{Key: k}}
 				idx.put(e)
 				ref[name(k)] = e
 			case 2:
@@ -71,7 +71,7 @@ func TestNameIndexMatchesMap(t *testing.T) {
 				} else {
 					// Removing an entry that is not the current one of its
 					// name changes nothing.
-					idx.remove(&entry{key: &k})
+					idx.remove(&entry{rec: &spec.Entry{Key: k}})
 				}
 			}
 			require.Equal(t, len(ref), idx.len(), "v2=%v step %d", v2, step)
@@ -85,7 +85,7 @@ func TestNameIndexMatchesMap(t *testing.T) {
 			for e := range idx.all() {
 				require.False(t, seen[e])
 				seen[e] = true
-				require.Same(t, ref[name(*e.key)], e)
+				require.Same(t, ref[name(*e.key())], e)
 			}
 			require.Len(t, seen, len(ref))
 		}

@@ -130,7 +130,7 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	}
 	// es is the walk's own list (addCommitted made it), in index order,
 	// which is file order for files xpwc wrote.
-	byOff := func(a, b *entry) int { return cmp.Compare(a.off, b.off) }
+	byOff := func(a, b *entry) int { return cmp.Compare(a.off(), b.off()) }
 	if !slices.IsSortedFunc(es, byOff) {
 		slices.SortFunc(es, byOff)
 	}
@@ -162,7 +162,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 		c.mu.Unlock()
 		return false
 	}
-	data, want, wanted := e.data, e.crc, c.wantsAhead(e)
+	data, want, wanted := e.data, e.crc(), c.wantsAhead(e)
 	c.mu.Unlock()
 	if !wanted {
 		return true
@@ -189,7 +189,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 // wantsAhead reports whether the walk should check e: a file entry, the
 // current one for its name, not yet checked and not failed.
 func (c *Cache) wantsAhead(e *entry) bool {
-	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName.get(e.key.Weight, e.key.Bias) == e
+	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName.get(e.key().Weight, e.key().Bias) == e
 }
 
 // lockAhead takes c.mu for the walk without parking on it. A goroutine

@@ -85,7 +85,7 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	// In a v3 cache a carried entry's name is its v2 one: weight and bias
 	// concatenated (its key's Weight, with no Bias).
 	e := c.byName.get(k.V2Name(), "")
-	if e == nil || !e.carried || !e.v2Key || e.key.Seed != k.Seed {
+	if e == nil || !e.carried || !e.v2Key || e.key().Seed != k.Seed {
 		return nil
 	}
 	crc, ok := crcMapped(e.data)
@@ -93,10 +93,10 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 		return nil // the mapping faulted: not served, re-packed
 	}
 	c.byName.remove(e)
-	nk := new(spec.Key) // a copy of k only here: k itself stays on the stack
-	*nk = k
-	e.key, e.v2Key, e.crc, e.verified = nk, false, crc, true
-	e.copyID = newCopyID() // first written to a v3 file by the next commit
+	// A new record: the old one is the carried file's parsed index. The
+	// copy identity is new: first written to a v3 file by the next commit.
+	e.rec = &spec.Entry{Key: k, Offset: e.rec.Offset, Size: e.rec.Size, CRC: crc, CopyID: newCopyID()}
+	e.v2Key, e.verified = false, true
 	c.index(e)
 	return e
 }
@@ -108,7 +108,7 @@ func (c *Cache) verify(e *entry) bool {
 		return true
 	}
 	crc, ok := crcMapped(e.data)
-	return c.recordCheck(e, ok && crc == e.crc)
+	return c.recordCheck(e, ok && crc == e.crc())
 }
 
 // needsCheck reports whether e's data is still to be checked: a file entry
@@ -131,7 +131,7 @@ func (c *Cache) recordCheck(e *entry, held bool) bool {
 		return true
 	}
 	c.stats.Corrupt++
-	c.missReason[c.name(*e.key)] = RepackCorrupt
+	c.missReason[c.name(*e.key())] = RepackCorrupt
 	c.unindex(e)
 	return false
 }
@@ -298,14 +298,13 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	e := c.newEntry(k, data)
 	if rg != nil {
 		rg.used = true
-		e.place, e.off = inFile, rg.off
+		e.place, e.rec.Offset = inFile, uint64(rg.off)
 		e.persist = k.Weight != ""
 	} else {
-		e.place, e.heapReason = inHeap, heapReason
+		e.place, e.heapReason = inHeap, heapCodeOf(heapReason)
 	}
 	if e.place == inFile && c.opts.Format == spec.FormatV3 {
-		e.crc = crc
-		e.copyID = newCopyID()
+		e.rec.CRC, e.rec.CopyID = crc, newCopyID()
 	}
 	e.verified = true
 	if e.place == inFile && e.persist {
@@ -342,16 +341,16 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 // the holders). Found by TestConformanceOnCompute: a heap re-pack outlived
 // the program that made it.
 func (c *Cache) refHolders(e *entry) {
-	if c.active != "" || e.key.Weight == "" {
+	if c.active != "" || e.key().Weight == "" {
 		return
 	}
-	n := c.name(*e.key)
+	n := c.name(*e.key())
 	for _, set := range c.programs {
 		if set.has(e.id) {
 			continue
 		}
 		for id := range set.all() {
-			if old := c.handles.get(id); old != nil && old.failed && c.name(*old.key) == n {
+			if old := c.handles.get(id); old != nil && old.failed && c.name(*old.key()) == n {
 				set.add(e.id)
 				e.refs++
 				break
@@ -400,7 +399,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		}
 	}
 	if e.failed {
-		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key.Weight)
+		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key().Weight)
 	}
 	return e.data, nil
 }
@@ -412,7 +411,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 // until Close, which waits for the checks in flight (c.checks) before it
 // unmaps.
 func (c *Cache) checkUnlocked(e *entry) (bool, error) {
-	data, want := e.data, e.crc
+	data, want := e.data, e.crc()
 	c.checks.Add(1)
 	c.mu.Unlock()
 	sum, ok := crcMapped(data)

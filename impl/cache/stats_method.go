@@ -16,7 +16,7 @@ func (c *Cache) Stats() Stats {
 	for _, e := range c.handles.all() {
 		switch e.place {
 		case inHeap:
-			s.HeapBytes[e.heapReason] += uint64(len(e.data))
+			s.HeapBytes[e.heapReason.reason()] += uint64(len(e.data))
 		case inFile:
 			s.FileBytes += uint64(len(e.data))
 		}
@@ -43,7 +43,7 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	var list []span
 	for e := range c.byName.all() {
 		if e.place == inFile && e.committed {
-			list = append(list, span{e.off, int64(len(e.data))})
+			list = append(list, span{e.off(), int64(len(e.data))})
 		}
 	}
 	// A dropped copy the file still lists is live in the file until this
@@ -89,9 +89,9 @@ func (c *Cache) Mappings() []MappedCopy {
 		if e.place != inFile || len(e.data) == 0 {
 			continue
 		}
-		k := copyOf{id: e.copyID, name: e.key.Weight + e.key.Bias}
-		if e.copyID == 0 {
-			k.off = e.off
+		k := copyOf{id: e.copyID(), name: e.key().Weight + e.key().Bias}
+		if e.copyID() == 0 {
+			k.off = e.off()
 		}
 		if seen[k] == nil {
 			seen[k] = map[*byte]struct{}{}

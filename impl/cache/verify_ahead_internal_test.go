@@ -146,7 +146,7 @@ func TestVerifyAheadChecksOnceFromTheEnd(t *testing.T) {
 	const n = 40
 	path := aheadFile(t, n)
 	var offs []int64
-	c, hs := openAhead(t, path, n, VerifyOnCompute, func(e *entry) { offs = append(offs, e.off) })
+	c, hs := openAhead(t, path, n, VerifyOnCompute, func(e *entry) { offs = append(offs, e.off()) })
 	waitWalks(c)
 	st := c.Stats()
 	require.Equal(t, uint64(n), st.VerifiedAhead)
@@ -233,7 +233,7 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			})
 			t.Cleanup(release) // before Close, which waits for the walk
 			e := <-inside
-			require.Equal(t, last, *e.key)
+			require.Equal(t, last, *e.key())
 			switch drop {
 			case "invalidated":
 				require.NoError(t, c.Invalidate(last.Weight))

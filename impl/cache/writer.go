@@ -484,7 +484,7 @@ func (c *Cache) syncRegions(rs []*region) {
 // bytes are fine in memory but not known to be durable.
 func (c *Cache) dropRegionEntries(rg *region) {
 	for e := range c.byName.all() {
-		if e.place == inFile && !e.committed && e.off == rg.off {
+		if e.place == inFile && !e.committed && e.off() == rg.off {
 			e.persist = false
 		}
 	}
