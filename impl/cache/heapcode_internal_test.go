@@ -32,5 +32,11 @@ func TestHeapCodesCoverEveryReason(t *testing.T) {
 			n++
 		}
 	}
-	require.Equal(t, len(heapReasons())-1, n, "heapReasons lists a reason stats.go does not declare")
+	listed := 0
+	for _, r := range heapReasons() {
+		if r != "" {
+			listed++
+		}
+	}
+	require.Equal(t, listed, n, "heapReasons lists a reason stats.go does not declare")
 }
