@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -22,6 +23,9 @@ type committedFile struct {
 	// named the other one: the entries are then carried over (merge) and
 	// the first commit rewrites the file in the configured format.
 	format spec.Format
+	// m is the read-only mapping of the whole file the index was decoded
+	// from (parseMapped), for the entries' bytes; nil if it was read.
+	m vfs.Mapping
 }
 
 // parseFile reads the committed state of f, in the file's own format. Bad
@@ -32,7 +36,38 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := spec.DetectFormat(f, size)
+	return c.parseAt(f, f, size)
+}
+
+// parseMapped is parseFile for a load: the index is decoded in place from
+// a read-only mapping of the whole file (spec.Bytes), which then serves the
+// entries' bytes (committedFile.m). Only the names are copied, where a
+// read needs a buffer for the whole index: each new heap page is a page
+// fault in a fresh process, and a warm file is in the page cache
+// (TestWarmLoadAllocationBound). A map that fails, a fault while reading
+// the mapping (the file truncated under it), or any parse error, sends it
+// to parseFile, which reads the file and says what is wrong with it.
+func (c *Cache) parseMapped(f vfs.File) (*committedFile, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	if size > 0 && int64(int(size)) == size {
+		if m, err := f.Map(0, int(size), vfs.ProtRead); err == nil {
+			var cf *committedFile
+			if readMapped(func() { cf, err = c.parseAt(f, spec.Bytes(m.Bytes()), size) }) && err == nil {
+				cf.m = m
+				return cf, nil
+			}
+			c.noteRelease(m.Close())
+		}
+	}
+	return c.parseFile(f)
+}
+
+// parseAt is parseFile reading f's size bytes through r.
+func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64) (*committedFile, error) {
+	got, err := spec.DetectFormat(r, size)
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
 	}
@@ -44,7 +79,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 		c.byName.init(got == spec.FormatV2)
 	}
 	if got == spec.FormatV2 {
-		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(f, size)
+		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(r, size)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +87,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV3(f, size)
+	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV3(r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +152,15 @@ func (c *Cache) load() HeapReason {
 	if err := lockData(f); err != nil {
 		return c.lockFailed(err)
 	}
-	cf, err := c.parseFile(f)
+	cf, err := c.parseMapped(f)
+	if cf != nil {
+		// Unless the entries took it (addCommitted).
+		defer func(cf *committedFile) {
+			if cf.m != nil {
+				c.noteRelease(cf.m.Close())
+			}
+		}(cf)
+	}
 	if err != nil {
 		c.stats.LoadErr = err
 		if errors.Is(err, ErrForeignFile) && !c.opts.ReplaceForeign {
@@ -292,9 +335,13 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	}
 	var mem []byte
 	if end > 0 {
-		m, err := f.Map(0, int(end), vfs.ProtRead)
-		if err != nil {
-			return fmt.Errorf("cache: map committed data: %w", err)
+		m := cf.m // the mapping the index was decoded from, if any
+		cf.m = nil
+		if m == nil {
+			var err error
+			if m, err = f.Map(0, int(end), vfs.ProtRead); err != nil {
+				return fmt.Errorf("cache: map committed data: %w", err)
+			}
 		}
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
