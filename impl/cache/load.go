@@ -36,15 +36,19 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.parseAt(f, f, size)
+	return c.parseAt(f, f, size, nil)
 }
 
 // parseMapped is parseFile for a load: the index is decoded in place from
-// a read-only mapping of the whole file (spec.Bytes), which then serves the
+// a read-only mapping of the whole file (spec.Mapped), which then serves the
 // entries' bytes (committedFile.m). Only the names are copied, where a
 // read needs a buffer for the whole index: each new heap page is a page
 // fault in a fresh process, and a warm file is in the page cache
-// (TestWarmLoadAllocationBound). A map that fails, a fault while reading
+// (TestWarmLoadAllocationBound). The few small reads outside the index
+// go to f, and the index range is populated in one call (populateIndex):
+// a load that maps the file anew each time then faults in neither the
+// file's first page nor the index a block at a time
+// (BenchmarkWarmLoadCore1184). A map that fails, a fault while reading
 // the mapping (the file truncated under it), or any parse error, sends it
 // to parseFile, which reads the file and says what is wrong with it.
 func (c *Cache) parseMapped(f vfs.File) (*committedFile, error) {
@@ -55,7 +59,10 @@ func (c *Cache) parseMapped(f vfs.File) (*committedFile, error) {
 	if size > 0 && int64(int(size)) == size {
 		if m, err := f.Map(0, int(size), vfs.ProtRead); err == nil {
 			var cf *committedFile
-			if readMapped(func() { cf, err = c.parseAt(f, spec.Bytes(m.Bytes()), size) }) && err == nil {
+			read := func() {
+				cf, err = c.parseAt(f, spec.Mapped{ReaderAt: f, Mem: m.Bytes()}, size, populateIndex(m, int64(c.pageSize)))
+			}
+			if readMapped(read) && err == nil {
 				cf.m = m
 				return cf, nil
 			}
@@ -65,8 +72,26 @@ func (c *Cache) parseMapped(f vfs.File) (*committedFile, error) {
 	return c.parseFile(f)
 }
 
-// parseAt is parseFile reading f's size bytes through r.
-func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64) (*committedFile, error) {
+// populateIndex returns the spec.Parser.Prefetch of a parse from m: it
+// populates the pages of the index range, so that a load in a process
+// whose mappings come and go (a warm heap, a new mapping each load) pays
+// one call, not a fault per fault-around block of the index. A refusal
+// (no vfs.Populater, an old kernel) costs only that speed: the parse
+// faults the pages in as it reads them.
+func populateIndex(m vfs.Mapping, page int64) func(lo, hi int64) {
+	pm, ok := m.(vfs.Populater)
+	if !ok {
+		return nil
+	}
+	return func(lo, hi int64) {
+		lo = lo / page * page
+		_ = pm.Populate(int(lo), int(hi-lo))
+	}
+}
+
+// parseAt is parseFile reading f's size bytes through r, telling the
+// parser's Prefetch (if not nil) the index range before it decodes it.
+func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo, hi int64)) (*committedFile, error) {
 	got, err := spec.DetectFormat(r, size)
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
@@ -79,7 +104,7 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64) (*committedFile, 
 		c.byName.init(got == spec.FormatV2)
 	}
 	if got == spec.FormatV2 {
-		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(r, size)
+		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV2(r, size)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +112,7 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64) (*committedFile, 
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV3(r, size)
+	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV3(r, size)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package cache_test
 
 import (
+	"bytes"
 	"os"
 	"testing"
 
@@ -65,4 +66,63 @@ func TestLoadOfAFileTruncatedUnderItsMapping(t *testing.T) {
 	require.Equal(t, spec.LoadRejected, s.Load, "%v", s.LoadErr)
 	require.ErrorIs(t, s.LoadErr, cache.ErrForeignFile)
 	require.Zero(t, s.Hits)
+}
+
+// indexRange is the file range [lo, hi) of the index of the cache file at
+// path, which a load decodes.
+func indexRange(t testing.TB, path string) (lo, hi int) {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	size := int64(len(b))
+	f, err := spec.DetectFormat(bytes.NewReader(b), size)
+	require.NoError(t, err)
+	if f == spec.FormatV2 {
+		v, err := spec.ParseV2(bytes.NewReader(b), size)
+		require.NoError(t, err)
+		return int(v.IndexStart), int(size) - spec.V2FooterSize
+	}
+	v, err := spec.ParseV3(bytes.NewReader(b), size)
+	require.NoError(t, err)
+	return int(v.Commit.IndexOff), int(v.Commit.IndexOff + v.Commit.IndexLen)
+}
+
+// indexPage is the offset of the page holding the start of the index of
+// the cache file at path.
+func indexPage(t testing.TB, path string) int {
+	lo, _ := indexRange(t, path)
+	return lo / os.Getpagesize() * os.Getpagesize()
+}
+
+// A load populates the index range of its mapping in one call before it
+// decodes it (a process loading again maps the file anew, and faulted the
+// index in a fault-around block at a time); a refused populate changes no
+// verdict of the load.
+func TestLoadPopulatesTheIndexItDecodes(t *testing.T) {
+	if _, ok := mustMap(t).(vfs.Populater); !ok {
+		t.Skip("mappings of this OS cannot be populated")
+	}
+	for _, f := range []spec.Format{spec.FormatV2, spec.FormatV3} {
+		t.Run(f.String(), func(t *testing.T) {
+			path := tempPath(t)
+			ks := keys(300, 1)
+			process(t, cache.Options{Path: path, Format: f}, ks)
+			lo, hi := indexRange(t, path)
+			fs := &popFS{FS: vfs.OS(), index: indexPage(t, path)}
+			s := process(t, cache.Options{Path: path, Format: f, FS: fs, DisablePrefault: true}, ks)
+			require.Equal(t, spec.LoadOK, s.Load, "%v", s.LoadErr)
+			require.Equal(t, uint64(len(ks)), s.Hits)
+			require.Len(t, fs.indexCalls, 1)
+			c := fs.indexCalls[0]
+			require.LessOrEqual(t, c[0], lo)
+			require.GreaterOrEqual(t, c[0]+c[1], hi, "index [%d,%d)", lo, hi)
+
+			refused := &popFS{FS: vfs.OS(), refuse: vfs.ErrNotSupported}
+			s = process(t, cache.Options{Path: path, Format: f, FS: refused, DisablePrefault: true}, ks)
+			require.Equal(t, int32(1), refused.refused.Load())
+			require.Equal(t, spec.LoadOK, s.Load, "%v", s.LoadErr)
+			require.NoError(t, s.LoadErr)
+			require.Equal(t, uint64(len(ks)), s.Hits)
+			require.Zero(t, s.Misses)
+		})
+	}
 }
