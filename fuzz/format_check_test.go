@@ -69,7 +69,10 @@ func checkEntries(t *testing.T, entries []spec.Entry, lo, hi uint64, name func(s
 // own index bytes and parses again to the same index.
 func checkV2(t *testing.T, data []byte) *spec.V2File {
 	t.Helper()
-	v, err := spec.ParseV2(strictReader{t, data}, int64(len(data)))
+	r := strictReader{t, data}
+	v, err := spec.ParseV2(r, int64(len(data)))
+	m, mErr := spec.ParseV2(spec.Mapped{ReaderAt: r, Mem: data}, int64(len(data)))
+	sameVerdict(t, err, mErr, func() bool { return equalEntries(v.Entries, m.Entries) })
 	if err != nil {
 		checkErr(t, err)
 		return nil
@@ -114,6 +117,8 @@ func checkV3(t *testing.T, data []byte) *spec.V3File {
 	t.Helper()
 	r := strictReader{t, data}
 	v, err := spec.ParseV3(r, int64(len(data)))
+	m, mErr := spec.ParseV3(spec.Mapped{ReaderAt: r, Mem: data}, int64(len(data)))
+	sameVerdict(t, err, mErr, func() bool { return v.Commit == m.Commit && equalEntries(v.Entries, m.Entries) })
 	if err != nil {
 		checkErr(t, err)
 		return nil
@@ -185,4 +190,19 @@ func equalEntries(a, b []spec.Entry) bool {
 		}
 	}
 	return true
+}
+
+// sameVerdict requires a parse from memory (spec.Mapped: decoded in place,
+// as a load from a mapping is) to give what the parse through a reader
+// gave: the same error, or the same result (same).
+func sameVerdict(t *testing.T, err, memErr error, same func() bool) {
+	t.Helper()
+	switch {
+	case (err == nil) != (memErr == nil):
+		t.Fatalf("from a reader: %v; from memory: %v", err, memErr)
+	case err != nil && err.Error() != memErr.Error():
+		t.Fatalf("from a reader: %v; from memory: %v", err, memErr)
+	case err == nil && !same():
+		t.Fatal("from memory, the file parses to a different index")
+	}
 }

@@ -25,6 +25,20 @@ type Parser struct {
 	// is rejected with ErrIndexTooLarge before any of it is read. Zero
 	// means DefaultMaxIndexBytes.
 	MaxIndexBytes uint64
+
+	// Prefetch, if set, is told the file range [lo, hi) of the index once
+	// its bounds are checked and before it is decoded, up to its first
+	// MiB: what a read would fetch in one go, while a forged index of
+	// holes costs only what is decoded. A caller decoding from a mapping
+	// (Mapped) faults the range in there with one call instead of a fault
+	// per block of pages the decoder reaches.
+	Prefetch func(lo, hi int64)
+}
+
+func (p Parser) prefetch(lo, hi int64) {
+	if p.Prefetch != nil {
+		p.Prefetch(lo, min(hi, lo+wholeRange))
+	}
 }
 
 func (p Parser) maxIndex() uint64 {

@@ -150,6 +150,7 @@ func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 	if uint64(f.Count) > indexLen/V2EntryFixedSize {
 		return nil, ferr(footOff+8, "entry_count", uint64(f.Count), ErrCountMismatch)
 	}
+	p.prefetch(int64(f.IndexStart), footOff)
 	entries, live, err := decodeV2Entries(newWindow(r, int64(f.IndexStart), footOff), f)
 	if err != nil {
 		return nil, withDecoded(err, entries)

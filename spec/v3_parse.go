@@ -155,6 +155,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	if c.IndexLen > p.maxIndex() {
 		return nil, ferr(slotAt+slotIndexLenOff, "index_len", c.IndexLen, ErrIndexTooLarge)
 	}
+	p.prefetch(int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
 	w := newWindow(r, int64(c.IndexOff), int64(c.IndexOff+c.IndexLen))
 	// The CRC takes precedence over every check of the index's content, so
 	// a torn or rotted index reports ErrChecksum rather than whichever field

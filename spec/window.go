@@ -24,13 +24,15 @@ const (
 
 // window reads the index range [lo, hi) of a file through a fixed buffer, so
 // a parse allocates the buffer and what it decodes, not a copy of the index
-// (the allocation goal is at most twice the index size).
+// (the allocation goal is at most twice the index size). From Bytes (a
+// file in memory) it reads in place, with no buffer.
 type window struct {
 	r      io.ReaderAt
 	lo, hi int64
 	buf    []byte
 	off    int64 // file offset of buf[0]
 	n      int   // valid bytes in buf
+	mem    Bytes // the file, when r is Bytes holding the range; buf is nil then
 
 	// With summing on, every byte the window reads for the first time is
 	// added to sum, so a decoder that reads its range front to back gets the
@@ -41,6 +43,16 @@ type window struct {
 }
 
 func newWindow(r io.ReaderAt, lo, hi int64) *window {
+	var mem Bytes
+	switch m := r.(type) {
+	case Bytes:
+		mem = m
+	case Mapped:
+		mem = m.Mem
+	}
+	if mem != nil && hi <= int64(len(mem)) {
+		return &window{r: r, lo: lo, hi: hi, mem: mem}
+	}
 	size := hi - lo
 	if size > wholeRange {
 		size = bigWindow
@@ -51,6 +63,14 @@ func newWindow(r io.ReaderAt, lo, hi int64) *window {
 // at returns the n bytes at file offset off, valid until the next call. The
 // caller guarantees lo <= off, off+n <= hi and n <= maxEntryWindow.
 func (w *window) at(off int64, n int, field string) ([]byte, error) {
+	if w.mem != nil {
+		end := off + int64(n)
+		if w.summing && off <= w.sumEnd && end > w.sumEnd {
+			w.sum = UpdateCRC32C(w.sum, w.mem[w.sumEnd:end])
+			w.sumEnd = end
+		}
+		return w.mem[off:end:end], nil
+	}
 	if off >= w.off && off+int64(n) <= w.off+int64(w.n) {
 		i := off - w.off
 		return w.buf[i : i+int64(n)], nil
@@ -94,6 +114,10 @@ func (w *window) addSum() {
 // summed, plus the rest of the range, which it reads now (a decoder that
 // stopped early at a bad entry has not read it).
 func (w *window) sumRest(field string) (uint32, error) {
+	if w.mem != nil && w.sumEnd < w.hi {
+		w.sum = UpdateCRC32C(w.sum, w.mem[w.sumEnd:w.hi])
+		w.sumEnd = w.hi
+	}
 	for w.sumEnd < w.hi {
 		off := w.sumEnd
 		n := min(int64(len(w.buf)), w.hi-off)
@@ -113,10 +137,43 @@ func (w *window) sumRest(field string) (uint32, error) {
 // Such a buffer is never written again: every request in the range is served
 // from it (at), and sumRest has nothing left to read, so the strings stay
 // as they are. Otherwise (a big index read in pieces, whose buffer is
-// refilled) the name is copied into names.
+// refilled) or from Bytes (memory the caller owns, such as a mapping that
+// is unmapped while the names live on) the name is copied into names.
 func (w *window) name(b []byte, names *nameArena) string {
-	if len(b) == 0 || w.off != w.lo || int64(w.n) != w.hi-w.lo {
+	if len(b) == 0 || w.mem != nil || w.off != w.lo || int64(w.n) != w.hi-w.lo {
 		return names.add(b)
 	}
 	return rawmem.BytesString(b)
+}
+
+// Bytes is a file in memory, such as a read-only mapping of it, as an
+// io.ReaderAt. The parsers decode an index from it in place, with no read
+// buffer, and copy only the names they return: a warm load of a file in
+// the page cache then allocates no copy of its index. The caller keeps it
+// valid while a parse runs (for a mapping: reading a page of a file
+// truncated under it faults).
+type Bytes []byte
+
+// ReadAt implements io.ReaderAt.
+func (b Bytes) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Mapped is a file whose index is decoded in place from Mem, a read-only
+// mapping of it (as from Bytes), while the few small reads a parse makes
+// around the index (format magic, v2 footer, v3 commit slots) go through
+// ReaderAt. Reading those from the mapping faulted in the file's first
+// page, which on a shadow-paged guest maps the large folio it sits in,
+// and cost a warm load in a process that maps the file anew each time
+// more than the reads (BenchmarkWarmLoadCore1184).
+type Mapped struct {
+	io.ReaderAt
+	Mem Bytes
 }

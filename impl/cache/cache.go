@@ -24,6 +24,25 @@ type Handle struct {
 
 func (c *Cache) handle(e *entry) Handle { return Handle{cache: c.tag, id: e.id} }
 
+func (e *entry) key() *spec.Key { return &e.rec.Key }
+
+// off is the entry's offset in the live file (inFile).
+func (e *entry) off() int64 { return int64(e.rec.Offset) }
+
+// crc is the spec.DataChecksum of the entry's data (v3); 0 in v2.
+func (e *entry) crc() uint32 { return e.rec.CRC }
+
+func (e *entry) copyID() uint64 { return e.rec.CopyID }
+
+// setOff records that the entry's bytes are at off in the live file now.
+func (e *entry) setOff(off int64) {
+	if e.off() != off {
+		r := *e.rec
+		r.Offset = uint64(off)
+		e.rec = &r
+	}
+}
+
 // Valid reports whether h was issued at all (not whether it is still live).
 func (h Handle) Valid() bool { return h.id != 0 }
 
@@ -38,23 +57,21 @@ const (
 // entry is one packed weight known to this cache.
 type entry struct {
 	id uint64
-	// key is never written through: a loaded entry's points into the
-	// parsed index (the file's own entries, which a load keeps anyway), so
-	// a warm launch does not copy 56 bytes a weight into a new page; a
-	// re-key points it at a new Key.
-	key  *spec.Key
+	// rec is the entry's key and, for a file entry, its offset in the live
+	// file, its data checksum (v3; 0 in v2) and the copy identity of the
+	// packing in v3 files (spec.Entry.CopyID: new for every packing this
+	// cache writes, carried over from the file for loaded ones; 0 for v2
+	// and heap entries). A loaded entry's points into the parsed index,
+	// which a load keeps anyway, so a warm launch copies no key or
+	// field of a weight into a new page. It is never written through:
+	// the parsed index of a v2 file is also diskView.v2Entries, so a
+	// change makes a new record (setOff, adoptCarried).
+	rec  *spec.Entry
 	data []byte // len == size; capacity clipped so appends cannot spill
-	// copyID names this copy of the packing in v3 files (spec.Entry.CopyID):
-	// new for every packing this cache writes, carried over from the file
-	// for loaded ones. 0 for v2 and heap entries.
-	copyID uint64
-	// off is the entry's offset in the live file (inFile).
-	off int64
 	// refs counts programs using the entry. It is the size of a set, so it
 	// can neither wrap nor go negative (ExecuTorch latent bug 6a).
-	refs       int
-	heapReason HeapReason
-	crc        uint32 // spec.DataChecksum of data (v3); 0 in v2
+	refs       int32
+	heapReason heapCode
 	place      placement
 	// The flags follow the small fields so that the struct has no padding
 	// between fields: a warm launch allocates one entry per weight.
@@ -125,9 +142,9 @@ type Cache struct {
 	closed bool
 
 	nextID   uint64
-	byName   map[entryName]*entry // current entry per name
-	handles  map[uint64]*entry    // every live entry
-	programs map[string]*idSet    // entries each program references
+	byName   nameIndex         // current entry per name
+	handles  handleTable       // every live entry
+	programs map[string]*idSet // entries each program references
 	// tombstones are committed entries dropped from the index since the last
 	// commit (invalidated, stale, corrupt); a merge with the file must not
 	// bring them back, and their presence makes the next commit necessary.
@@ -154,8 +171,6 @@ type Cache struct {
 	// constants are never persisted (ExecuTorch #20833).
 	lastLookupUnnamed bool
 	missReason        map[entryName]RepackReason
-	// nameBuf holds the v2 name of the key being looked up (indexed).
-	nameBuf []byte
 	// spare is a staging buffer whose bytes were written, for the next
 	// staged reservation that fits (Options.ReuseStaging); nil when none.
 	spare []byte
@@ -235,8 +250,6 @@ func Open(opts Options) (*Cache, error) {
 		tag:            rand.Uint64() | 1,
 		fsys:           o.FS,
 		pageSize:       o.FS.PageSize(),
-		byName:         map[entryName]*entry{},
-		handles:        map[uint64]*entry{},
 		programs:       map[string]*idSet{},
 		tombstones:     map[entryName]tombstone{},
 		carriedNames:   map[entryName]struct{}{},
@@ -244,10 +257,6 @@ func Open(opts Options) (*Cache, error) {
 		reservations:   map[*byte]*reservation{},
 		inserted:       map[*byte]struct{}{},
 		insertedStaged: map[uintptr]weak.Pointer[byte]{},
-	}
-	if opts.Format != spec.FormatV3 {
-		// Room for the usual v2 name, so look-ups do not grow it.
-		c.nameBuf = make([]byte, 0, 256)
 	}
 	c.stats.Repacks = map[RepackReason]uint64{}
 	switch {
@@ -281,6 +290,7 @@ func Open(opts Options) (*Cache, error) {
 		c.detectFormat = o.Path != ""
 		c.opts.Format = spec.FormatV3
 	}
+	c.byName.init(c.opts.Format == spec.FormatV2)
 	return c, nil
 }
 
@@ -325,7 +335,8 @@ func (c *Cache) Close() error {
 		c.noteRelease(m.Close())
 	}
 	c.maps = nil
-	c.byName, c.handles, c.programs = map[entryName]*entry{}, map[uint64]*entry{}, map[string]*idSet{}
+	c.byName.init(c.opts.Format == spec.FormatV2)
+	c.handles, c.programs = handleTable{}, map[string]*idSet{}
 	c.reservations = map[*byte]*reservation{}
 	c.inserted = map[*byte]struct{}{}
 	c.insertedStaged = map[uintptr]weak.Pointer[byte]{}
@@ -340,7 +351,7 @@ func (c *Cache) uncommitted() error {
 	for _, e := range c.unsaved {
 		if e.indexed && e.place == inFile && e.persist && !e.committed {
 			if n == 0 {
-				first = e.key.Weight
+				first = e.key().Weight
 			}
 			n++
 			size += len(e.data)
@@ -380,21 +391,21 @@ func (c *Cache) name(k spec.Key) entryName {
 // matches reports whether stored entry e serves key k (G1).
 func (c *Cache) matches(e *entry, k spec.Key) bool {
 	if e.v2Key {
-		return e.key.Seed == k.Seed
+		return e.key().Seed == k.Seed
 	}
-	return *e.key == k
+	return *e.key() == k
 }
 
 // mismatchReason says which field made e stale for k.
 func mismatchReason(e *entry, k spec.Key) RepackReason {
 	switch {
-	case e.key.Seed != k.Seed:
+	case e.key().Seed != k.Seed:
 		return RepackSeed
 	case e.v2Key:
 		return RepackNew
-	case e.key.Fingerprint != k.Fingerprint:
+	case e.key().Fingerprint != k.Fingerprint:
 		return RepackFingerprint
-	case e.key.Source != k.Source:
+	case e.key().Source != k.Source:
 		return RepackSource
 	}
 	return RepackNew
@@ -402,19 +413,19 @@ func mismatchReason(e *entry, k spec.Key) RepackReason {
 
 func (c *Cache) newEntry(k spec.Key, data []byte) *entry {
 	c.nextID++
-	// The entry and its key in one allocation.
-	ek := &struct {
+	// The entry and its record in one allocation.
+	er := &struct {
 		e entry
-		k spec.Key
-	}{k: k}
-	e := &ek.e
-	e.id, e.key, e.data = c.nextID, &ek.k, data
-	c.handles[e.id] = e
+		r spec.Entry
+	}{r: spec.Entry{Key: k}}
+	e := &er.e
+	e.id, e.rec, e.data = c.nextID, &er.r, data
+	c.handles.add(e)
 	return e
 }
 
 func (c *Cache) index(e *entry) {
-	c.byName[c.name(*e.key)] = e
+	c.byName.put(e)
 	e.indexed = true
 }
 
@@ -425,13 +436,10 @@ func (c *Cache) unindex(e *entry) {
 	if !e.indexed {
 		return
 	}
-	n := c.name(*e.key)
-	if c.byName[n] == e {
-		delete(c.byName, n)
-	}
+	c.byName.remove(e)
 	e.indexed = false
 	if e.committed {
-		c.tombstones[n] = tombstone{key: *e.key, copyID: e.copyID, span: span{e.off, int64(len(e.data))}}
+		c.tombstones[c.name(*e.key())] = tombstone{key: *e.key(), copyID: e.copyID(), span: span{e.off(), int64(len(e.data))}}
 		e.committed = false
 	}
 	e.persist = false
@@ -461,7 +469,7 @@ func newCopyID() uint64 {
 // releaseIfUnused forgets an entry nobody can reach any more.
 func (c *Cache) releaseIfUnused(e *entry) {
 	if e.refs == 0 && !e.indexed {
-		delete(c.handles, e.id)
+		c.handles.remove(e.id)
 		e.data = nil
 	}
 }
@@ -481,7 +489,7 @@ func (c *Cache) dirty() bool {
 	if len(c.tombstones) > 0 {
 		return true
 	}
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place == inFile && e.persist && !e.committed {
 			return true
 		}

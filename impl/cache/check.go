@@ -29,45 +29,46 @@ func (c *Cache) Check() error {
 	refs := map[uint64]int{}
 	for p, set := range c.programs {
 		for id := range set.all() {
-			if c.handles[id] == nil {
+			if c.handles.get(id) == nil {
 				return bad("program %q references released entry %d", p, id)
 			}
 			refs[id]++
 		}
 	}
-	for id, e := range c.handles {
+	for id, e := range c.handles.all() {
 		if e.id != id {
 			return bad("handle %d names entry %d", id, e.id)
 		}
-		if e.refs != refs[id] {
-			return bad("entry %q has %d refs, programs hold %d", e.key.Name(), e.refs, refs[id])
+		if int(e.refs) != refs[id] {
+			return bad("entry %q has %d refs, programs hold %d", e.key().Name(), e.refs, refs[id])
 		}
 		if !e.indexed && e.refs == 0 {
-			return bad("entry %q is unreachable but not released", e.key.Name())
+			return bad("entry %q is unreachable but not released", e.key().Name())
 		}
-		if e.indexed && c.byName[c.name(*e.key)] != e {
-			return bad("entry %q is marked indexed but not in the index", e.key.Name())
+		if e.indexed && c.byName.get(e.key().Weight, e.key().Bias) != e {
+			return bad("entry %q is marked indexed but not in the index", e.key().Name())
 		}
 		if e.committed && (!e.indexed || e.place != inFile) {
-			return bad("entry %q is committed but not an indexed file entry", e.key.Name())
+			return bad("entry %q is committed but not an indexed file entry", e.key().Name())
 		}
 	}
 	byOff := map[int64]*entry{}
 	align := c.align()
-	for n, e := range c.byName {
-		if c.handles[e.id] != e || !e.indexed || c.name(*e.key) != n {
+	for e := range c.byName.all() {
+		n := c.name(*e.key())
+		if c.handles.get(e.id) != e || !e.indexed || c.byName.get(e.key().Weight, e.key().Bias) != e {
 			return bad("index entry %q is not a live handle", n)
 		}
 		if e.place != inFile || !e.persist {
 			continue
 		}
-		if e.off%align != 0 {
-			return bad("entry %q at misaligned offset %d", n, e.off)
+		if e.off()%align != 0 {
+			return bad("entry %q at misaligned offset %d", n, e.off())
 		}
-		if o := byOff[e.off]; o != nil {
-			return bad("entries %q and %q share offset %d", n, c.name(*o.key), e.off)
+		if o := byOff[e.off()]; o != nil {
+			return bad("entries %q and %q share offset %d", n, c.name(*o.key()), e.off())
 		}
-		byOff[e.off] = e
+		byOff[e.off()] = e
 	}
 	if c.w != nil || c.opts.Path == "" || c.disk.size == 0 {
 		return nil
@@ -97,21 +98,22 @@ func (c *Cache) checkFile(bad func(string, ...any) error) error {
 	for _, d := range cf.entries {
 		listed[c.name(d.Key)] = d
 	}
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if !e.committed {
 			continue
 		}
+		n := c.name(*e.key())
 		d, ok := listed[n]
 		if !ok {
 			return bad("committed entry %q is not in the file's index", n)
 		}
-		if !c.sameData(e, d) || uint64(e.off) != d.Offset {
+		if !c.sameData(e, d) || uint64(e.off()) != d.Offset {
 			return bad("committed entry %q differs from the file's index", n)
 		}
 		delete(listed, n)
 	}
 	for n := range listed {
-		if _, dropped := c.tombstones[n]; !dropped && c.byName[n] == nil {
+		if _, dropped := c.tombstones[n]; !dropped && c.byName.get(n.w, n.b) == nil {
 			return bad("file lists %q, which the cache neither holds nor dropped", n)
 		}
 	}

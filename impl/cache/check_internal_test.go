@@ -27,7 +27,7 @@ func committedCache(t *testing.T) (*Cache, *entry) {
 	require.NoError(t, err)
 	require.NoError(t, c.Finalize())
 	require.Equal(t, uint64(1), c.Stats().Commits)
-	e := c.byName[c.name(k)]
+	e := c.byName.get(k.Weight, k.Bias)
 	require.NotNil(t, e)
 	require.True(t, e.committed && e.place == inFile)
 	require.NoError(t, c.Check())
@@ -39,14 +39,14 @@ func committedCache(t *testing.T) (*Cache, *entry) {
 func TestCheckCatchesBrokenState(t *testing.T) {
 	t.Run("misaligned file entry", func(t *testing.T) {
 		c, e := committedCache(t)
-		e.off++
+		e.rec.Offset++
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)
 		require.ErrorContains(t, err, `entry "w+w_b" at misaligned offset `)
 	})
 	t.Run("committed entry differs from the file", func(t *testing.T) {
 		c, e := committedCache(t)
-		e.crc ^= 1
+		e.rec.CRC ^= 1
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)
 		require.ErrorContains(t, err, `committed entry "w+w_b" differs from the file's index`)
@@ -55,7 +55,7 @@ func TestCheckCatchesBrokenState(t *testing.T) {
 		c, e := committedCache(t)
 		// The program still holds the entry, so only the index lost it,
 		// without the tombstone that would drop it at the next commit.
-		delete(c.byName, c.name(*e.key))
+		c.byName.remove(e)
 		e.indexed, e.committed = false, false
 		err := c.Check()
 		require.ErrorIs(t, err, ErrInconsistent)

@@ -90,7 +90,7 @@ func (c *Cache) v2Unterminated() bool {
 // cannot be named in a v3 index: it is dropped, and counted.
 func (c *Cache) commitEntries() []*entry {
 	var list []*entry
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place != inFile || !e.persist {
 			continue
 		}
@@ -101,18 +101,18 @@ func (c *Cache) commitEntries() []*entry {
 		}
 		list = append(list, e)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].off < list[j].off })
+	sort.Slice(list, func(i, j int) bool { return list[i].off() < list[j].off() })
 	return list
 }
 
 func (c *Cache) specEntries(list []*entry, offs []int64) []spec.Entry {
 	out := make([]spec.Entry, len(list))
 	for i, e := range list {
-		off := e.off
+		off := e.off()
 		if offs != nil {
 			off = offs[i]
 		}
-		out[i] = spec.Entry{Key: *e.key, Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc, CopyID: e.copyID}
+		out[i] = spec.Entry{Key: *e.key(), Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc(), CopyID: e.copyID()}
 	}
 	return out
 }
@@ -192,7 +192,7 @@ type span struct{ off, size int64 }
 func spansOf(list []*entry) []span {
 	out := make([]span, len(list))
 	for i, e := range list {
-		out[i] = span{e.off, int64(len(e.data))}
+		out[i] = span{e.off(), int64(len(e.data))}
 	}
 	return out
 }
@@ -333,7 +333,7 @@ func (c *Cache) rewrite(list []*entry) error {
 			data := e.data
 			if e.committed && !e.carried && old.f != nil && old.temp == "" {
 				buf = slices.Grow(buf[:0], len(e.data))[:len(e.data)]
-				if _, err := old.f.ReadAt(buf, e.off); err != nil {
+				if _, err := old.f.ReadAt(buf, e.off()); err != nil {
 					return c.abandon(nw, err)
 				}
 				data = buf
@@ -390,7 +390,7 @@ func (c *Cache) abandon(w *writer, err error) error {
 func (c *Cache) committed(list []*entry, offs []int64, gen uint64, size, indexLen int64) {
 	for i, e := range list {
 		if offs != nil {
-			e.off = offs[i]
+			e.setOff(offs[i])
 		}
 		e.committed, e.carried = true, false
 	}

@@ -161,7 +161,7 @@ func (c *Cache) Invalidate(weights ...string) error {
 		drop[w] = true
 	}
 	c.invalidate(func(e *entry) bool {
-		if drop[e.key.Weight] {
+		if drop[e.key().Weight] {
 			return true
 		}
 		// An entry loaded from a v2 file knows only the concatenation of
@@ -171,7 +171,7 @@ func (c *Cache) Invalidate(weights ...string) error {
 		// would serve bytes packed from the old source (G1, G3).
 		if e.v2Key {
 			for w := range drop {
-				if w != "" && strings.HasPrefix(e.key.Weight, w) {
+				if w != "" && strings.HasPrefix(e.key().Weight, w) {
 					return true
 				}
 			}
@@ -193,10 +193,10 @@ func (c *Cache) InvalidateAll() error {
 }
 
 func (c *Cache) invalidate(pred func(*entry) bool) {
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if pred(e) {
 			c.unindex(e)
-			c.missReason[n] = RepackInvalidated
+			c.missReason[c.name(*e.key())] = RepackInvalidated
 		}
 	}
 }
@@ -222,7 +222,7 @@ func (c *Cache) DeleteProgram(program string) error {
 	// In any order: each step touches only its own entry (a reference, the
 	// index slot it holds, its handle).
 	for id := range set.all() {
-		e := c.handles[id]
+		e := c.handles.get(id)
 		if e == nil {
 			continue
 		}
@@ -245,8 +245,8 @@ func (c *Cache) ProgramNames(program string) []string {
 		return nil
 	}
 	for id := range set.all() {
-		if e := c.handles[id]; e != nil {
-			out = append(out, e.key.Weight+e.key.Bias)
+		if e := c.handles.get(id); e != nil {
+			out = append(out, e.key().Weight+e.key().Bias)
 		}
 	}
 	sort.Strings(out)
@@ -258,9 +258,9 @@ func (c *Cache) ProgramNames(program string) []string {
 func (c *Cache) Names() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.byName))
-	for _, e := range c.byName {
-		out = append(out, e.key.Weight+e.key.Bias)
+	out := make([]string, 0, c.byName.len())
+	for e := range c.byName.all() {
+		out = append(out, e.key().Weight+e.key().Bias)
 	}
 	sort.Strings(out)
 	return out

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -22,6 +23,9 @@ type committedFile struct {
 	// named the other one: the entries are then carried over (merge) and
 	// the first commit rewrites the file in the configured format.
 	format spec.Format
+	// m is the read-only mapping of the whole file the index was decoded
+	// from (parseMapped), for the entries' bytes; nil if it was read.
+	m vfs.Mapping
 }
 
 // parseFile reads the committed state of f, in the file's own format. Bad
@@ -32,18 +36,75 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := spec.DetectFormat(f, size)
+	return c.parseAt(f, f, size, nil)
+}
+
+// parseMapped is parseFile for a load: the index is decoded in place from
+// a read-only mapping of the whole file (spec.Mapped), which then serves the
+// entries' bytes (committedFile.m). Only the names are copied, where a
+// read needs a buffer for the whole index: each new heap page is a page
+// fault in a fresh process, and a warm file is in the page cache
+// (TestWarmLoadAllocationBound). The few small reads outside the index
+// go to f, and the index range is populated in one call (populateIndex):
+// a load that maps the file anew each time then faults in neither the
+// file's first page nor the index a block at a time
+// (BenchmarkWarmLoadCore1184). A map that fails, a fault while reading
+// the mapping (the file truncated under it), or any parse error, sends it
+// to parseFile, which reads the file and says what is wrong with it.
+func (c *Cache) parseMapped(f vfs.File) (*committedFile, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	if size > 0 && int64(int(size)) == size {
+		if m, err := f.Map(0, int(size), vfs.ProtRead); err == nil {
+			var cf *committedFile
+			read := func() {
+				cf, err = c.parseAt(f, spec.Mapped{ReaderAt: f, Mem: m.Bytes()}, size, populateIndex(m, int64(c.pageSize)))
+			}
+			if readMapped(read) && err == nil {
+				cf.m = m
+				return cf, nil
+			}
+			c.noteRelease(m.Close())
+		}
+	}
+	return c.parseFile(f)
+}
+
+// populateIndex returns the spec.Parser.Prefetch of a parse from m: it
+// populates the pages of the index range, so that a load in a process
+// whose mappings come and go (a warm heap, a new mapping each load) pays
+// one call, not a fault per fault-around block of the index. A refusal
+// (no vfs.Populater, an old kernel) costs only that speed: the parse
+// faults the pages in as it reads them.
+func populateIndex(m vfs.Mapping, page int64) func(lo, hi int64) {
+	pm, ok := m.(vfs.Populater)
+	if !ok {
+		return nil
+	}
+	return func(lo, hi int64) {
+		lo = lo / page * page
+		_ = pm.Populate(int(lo), int(hi-lo))
+	}
+}
+
+// parseAt is parseFile reading f's size bytes through r, telling the
+// parser's Prefetch (if not nil) the index range before it decodes it.
+func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo, hi int64)) (*committedFile, error) {
+	got, err := spec.DetectFormat(r, size)
 	if err != nil {
 		return nil, foreignOrCorrupt(f, size, err)
 	}
-	if got != c.opts.Format && c.detectFormat && c.w == nil && len(c.handles) == 0 && len(c.tombstones) == 0 {
+	if got != c.opts.Format && c.detectFormat && c.w == nil && c.handles.len() == 0 && len(c.tombstones) == 0 {
 		// No format was named: the file's is used, so an ExecuTorch v2
 		// file is read and appended to as v2, never replaced by v3. Only
 		// while the cache holds nothing, since entry names depend on it.
 		c.opts.Format = got
+		c.byName.init(got == spec.FormatV2)
 	}
 	if got == spec.FormatV2 {
-		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV2(f, size)
+		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV2(r, size)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +112,7 @@ func (c *Cache) parseFile(f vfs.File) (*committedFile, error) {
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes}.ParseV3(f, size)
+	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV3(r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +177,15 @@ func (c *Cache) load() HeapReason {
 	if err := lockData(f); err != nil {
 		return c.lockFailed(err)
 	}
-	cf, err := c.parseFile(f)
+	cf, err := c.parseMapped(f)
+	if cf != nil {
+		// Unless the entries took it (addCommitted).
+		defer func(cf *committedFile) {
+			if cf.m != nil {
+				c.noteRelease(cf.m.Close())
+			}
+		}(cf)
+	}
 	if err != nil {
 		c.stats.LoadErr = err
 		if errors.Is(err, ErrForeignFile) && !c.opts.ReplaceForeign {
@@ -206,7 +275,7 @@ func (c *Cache) sameKey(fromFile, k spec.Key) bool {
 // corruption a second time (G3). A v2 file records no copy identity, so a
 // v2 cache can compare only what is there (docs/guarantees.md, G3).
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	return c.sameCopy(d.Key, d.CopyID, *e.key, e.copyID) && uint64(len(e.data)) == d.Size && e.crc == d.CRC
+	return c.sameCopy(d.Key, d.CopyID, *e.key(), e.copyID()) && uint64(len(e.data)) == d.Size && e.crc() == d.CRC
 }
 
 // sameCopy reports whether a committed copy read from the file (key fk,
@@ -228,7 +297,7 @@ func (c *Cache) sameCopy(fk spec.Key, fc uint64, k spec.Key, id uint64) bool {
 // configured format: taking that one spares rewriting the whole file for
 // entries it already holds (TestCarriedCopiesYieldToAnotherWritersConversion).
 func (c *Cache) merge(cf *committedFile, f vfs.File) error {
-	if cf != nil && len(c.byName) == 0 && len(c.handles) == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
+	if cf != nil && c.byName.len() == 0 && c.handles.len() == 0 && len(c.tombstones) == 0 && len(c.carriedNames) == 0 {
 		// First load (every warm launch): nothing to reconcile, so the
 		// file's entries are added as they are, without the name map the
 		// reconciliation needs (its building was half of a warm load's
@@ -254,12 +323,13 @@ func (c *Cache) merge(cf *committedFile, f vfs.File) error {
 			delete(c.tombstones, n) // replaced by another writer
 		}
 	}
-	for n, e := range c.byName {
+	for e := range c.byName.all() {
 		if !e.committed {
 			continue
 		}
+		n := c.name(*e.key())
 		if d, ok := disk[n]; ok && c.sameData(e, d) {
-			e.off = int64(d.Offset)
+			e.setOff(int64(d.Offset))
 			delete(disk, n)
 			continue
 		}
@@ -290,9 +360,13 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	}
 	var mem []byte
 	if end > 0 {
-		m, err := f.Map(0, int(end), vfs.ProtRead)
-		if err != nil {
-			return fmt.Errorf("cache: map committed data: %w", err)
+		m := cf.m // the mapping the index was decoded from, if any
+		cf.m = nil
+		if m == nil {
+			var err error
+			if m, err = f.Map(0, int(end), vfs.ProtRead); err != nil {
+				return fmt.Errorf("cache: map committed data: %w", err)
+			}
 		}
 		c.maps = append(c.maps, m)
 		mem = m.Bytes()
@@ -300,12 +374,10 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 			c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end)})
 		}
 	}
-	if len(c.byName) == 0 && len(c.handles) == 0 {
-		// First load: size the maps once instead of growing them through
-		// every power of two (a warm launch of 1,184 entries).
-		c.byName = make(map[entryName]*entry, len(add))
-		c.handles = make(map[uint64]*entry, len(add))
-	}
+	// Sized once instead of grown through every power of two (a warm
+	// launch of 1,184 entries).
+	c.byName.reserve(len(add))
+	c.handles.reserve(len(add))
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
 	// The verifying walk's list, only when there is one to start.
@@ -316,8 +388,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	}
 	for i := range add {
 		d := &add[i]
-		n := c.name(d.Key)
-		if cur := c.byName[n]; cur != nil {
+		if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
 			// A packing of ours that will never be committed (heap: the
 			// lock was busy; file bytes of a failed commit), or a carried
 			// copy: the committed one serves later look-ups; ours lives on
@@ -326,14 +397,14 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		}
 		e := &es[i]
 		c.nextID++
-		e.id, e.key, e.data = c.nextID, &d.Key, mem[d.Offset:d.End():d.End()]
-		c.handles[e.id] = e
-		e.place, e.off, e.crc, e.copyID = inFile, int64(d.Offset), d.CRC, d.CopyID
+		e.id, e.rec, e.data = c.nextID, d, mem[d.Offset:d.End():d.End()]
+		c.handles.add(e)
+		e.place = inFile
 		e.committed, e.persist = true, true
 		e.v2Key = cf.format == spec.FormatV2
 		if c.otherFormat(cf) {
 			e.committed, e.carried = false, true
-			c.carriedNames[n] = struct{}{}
+			c.carriedNames[c.name(d.Key)] = struct{}{}
 			c.stats.CarriedOver++
 		}
 		c.index(e)

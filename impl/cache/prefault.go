@@ -149,7 +149,7 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	}
 	// es is the walk's own list (addCommitted made it), in index order,
 	// which is file order for files xpwc wrote.
-	byOff := func(a, b *entry) int { return cmp.Compare(a.off, b.off) }
+	byOff := func(a, b *entry) int { return cmp.Compare(a.off(), b.off()) }
 	if !slices.IsSortedFunc(es, byOff) {
 		slices.SortFunc(es, byOff)
 	}
@@ -243,7 +243,7 @@ func (a *aheadWalk) next(i int) (next int, ok bool) {
 // index returns e's index in es, or -1 if the walk does not hold e (or a
 // refresh moved it since; c.mu held).
 func (a *aheadWalk) index(e *entry) int {
-	i, found := slices.BinarySearchFunc(a.at, e.off, func(x span, off int64) int { return cmp.Compare(x.off, off) })
+	i, found := slices.BinarySearchFunc(a.at, e.off(), func(x span, off int64) int { return cmp.Compare(x.off, off) })
 	if !found || a.es[i] != e {
 		return -1
 	}
@@ -279,7 +279,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 		c.mu.Unlock()
 		return false
 	}
-	data, want, wanted := e.data, e.crc, c.wantsAhead(e)
+	data, want, wanted := e.data, e.crc(), c.wantsAhead(e)
 	c.mu.Unlock()
 	if !wanted {
 		return true
@@ -306,7 +306,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 // wantsAhead reports whether the walk should check e: a file entry, the
 // current one for its name, not yet checked and not failed.
 func (c *Cache) wantsAhead(e *entry) bool {
-	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName[c.name(*e.key)] == e
+	return e.indexed && !e.verified && !e.failed && e.place == inFile && c.byName.get(e.key().Weight, e.key().Bias) == e
 }
 
 // lockAhead takes c.mu for the walk without parking on it. A goroutine

@@ -3,6 +3,7 @@ package cache_test
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,14 +14,21 @@ import (
 )
 
 // popFS records the Populate calls made on its mappings, and whether any
-// came after the mapping was unmapped.
+// came after the mapping was unmapped. Calls from index on (the load's
+// populate of the index it decodes: populateIndex) are kept apart, in
+// indexCalls, and pass the gate; index 0 keeps none apart. refuse, if set,
+// fails every call, counted in refused.
 type popFS struct {
 	vfs.FS
-	mu     sync.Mutex
-	calls  [][2]int // off, length
-	late   int      // calls after Close of the mapping
-	gate   chan struct{}
-	inside chan struct{} // receives once when a call waits at the gate
+	mu         sync.Mutex
+	calls      [][2]int // off, length
+	index      int
+	indexCalls [][2]int
+	refuse     error
+	refused    atomic.Int32
+	late       int // calls after Close of the mapping
+	gate       chan struct{}
+	inside     chan struct{} // receives once when a call waits at the gate
 }
 
 func (p *popFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
@@ -51,6 +59,16 @@ type popMapping struct {
 }
 
 func (m *popMapping) Populate(off, length int) error {
+	if m.p.refuse != nil {
+		m.p.refused.Add(1)
+		return m.p.refuse
+	}
+	if m.p.index > 0 && off >= m.p.index {
+		m.p.mu.Lock()
+		defer m.p.mu.Unlock()
+		m.p.indexCalls = append(m.p.indexCalls, [2]int{off, length})
+		return m.Mapping.(vfs.Populater).Populate(off, length)
+	}
 	if m.p.gate != nil {
 		select {
 		case m.p.inside <- struct{}{}:
@@ -96,7 +114,7 @@ func TestPrefaultPopulatesCommittedMappingBackwards(t *testing.T) {
 	ks := keys(2500, 1) // about 6.5 MB: more than one chunk
 	process(t, cache.Options{Path: path}, ks)
 
-	fs := &popFS{FS: vfs.OS()}
+	fs := &popFS{FS: vfs.OS(), index: indexPage(t, path)}
 	c := open(t, cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.Equal(t, len(ks), launch(t, c, "P", ks))
 	var calls [][2]int
@@ -117,7 +135,7 @@ func TestPrefaultPopulatesCommittedMappingBackwards(t *testing.T) {
 		end = cl[0]
 	}
 
-	plain := &popFS{FS: vfs.OS()}
+	plain := &popFS{FS: vfs.OS(), index: indexPage(t, path)}
 	c2 := open(t, cache.Options{Path: path, FS: plain})
 	require.Equal(t, len(ks), launch(t, c2, "P", ks))
 	require.NoError(t, c2.Close())
@@ -135,7 +153,7 @@ func TestCloseWaitsForPrefault(t *testing.T) {
 	ks := keys(2500, 1)
 	process(t, cache.Options{Path: path}, ks)
 
-	fs := &popFS{FS: vfs.OS(), gate: make(chan struct{}), inside: make(chan struct{}, 1)}
+	fs := &popFS{FS: vfs.OS(), index: indexPage(t, path), gate: make(chan struct{}), inside: make(chan struct{}, 1)}
 	c, err := cache.Open(cache.Options{Path: path, FS: fs, DisableVerifyAhead: true})
 	require.NoError(t, err)
 	require.NoError(t, c.InitializeForProgram("P"))

@@ -69,17 +69,8 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 	return e, ""
 }
 
-// indexed returns the entry indexed under k's name, or nil. A v2 name (the
-// concatenation) is built in the cache's buffer, not in a new string: the
-// map is indexed with a conversion the compiler does not copy, so a hit
-// allocates nothing (TestLookUpAllocatesNothing).
-func (c *Cache) indexed(k spec.Key) *entry {
-	if c.opts.Format != spec.FormatV2 {
-		return c.byName[entryName{k.Weight, k.Bias}]
-	}
-	c.nameBuf = append(append(c.nameBuf[:0], k.Weight...), k.Bias...)
-	return c.byName[entryName{w: string(c.nameBuf)}]
-}
+// indexed returns the entry indexed under k's name, or nil.
+func (c *Cache) indexed(k spec.Key) *entry { return c.byName.get(k.Weight, k.Bias) }
 
 // adoptCarried finds, for a v3 cache, an entry carried over from a v2 file
 // that k names: same concatenated name and seed, all a v2 file records,
@@ -91,20 +82,21 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	if c.opts.Format != spec.FormatV3 {
 		return nil
 	}
-	v2 := entryName{w: k.V2Name()}
-	e := c.byName[v2]
-	if e == nil || !e.carried || !e.v2Key || e.key.Seed != k.Seed {
+	// In a v3 cache a carried entry's name is its v2 one: weight and bias
+	// concatenated (its key's Weight, with no Bias).
+	e := c.byName.get(k.V2Name(), "")
+	if e == nil || !e.carried || !e.v2Key || e.key().Seed != k.Seed {
 		return nil
 	}
 	crc, ok := crcMapped(e.data)
 	if !ok {
 		return nil // the mapping faulted: not served, re-packed
 	}
-	delete(c.byName, v2)
-	nk := new(spec.Key) // a copy of k only here: k itself stays on the stack
-	*nk = k
-	e.key, e.v2Key, e.crc, e.verified = nk, false, crc, true
-	e.copyID = newCopyID() // first written to a v3 file by the next commit
+	c.byName.remove(e)
+	// A new record: the old one is the carried file's parsed index. The
+	// copy identity is new: first written to a v3 file by the next commit.
+	e.rec = &spec.Entry{Key: k, Offset: e.rec.Offset, Size: e.rec.Size, CRC: crc, CopyID: newCopyID()}
+	e.v2Key, e.verified = false, true
 	c.index(e)
 	return e
 }
@@ -116,7 +108,7 @@ func (c *Cache) verify(e *entry) bool {
 		return true
 	}
 	crc, ok := crcMapped(e.data)
-	return c.recordCheck(e, ok && crc == e.crc)
+	return c.recordCheck(e, ok && crc == e.crc())
 }
 
 // needsCheck reports whether e's data is still to be checked: a file entry
@@ -139,7 +131,7 @@ func (c *Cache) recordCheck(e *entry, held bool) bool {
 		return true
 	}
 	c.stats.Corrupt++
-	c.missReason[c.name(*e.key)] = RepackCorrupt
+	c.missReason[c.name(*e.key())] = RepackCorrupt
 	c.unindex(e)
 	return false
 }
@@ -306,14 +298,13 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	e := c.newEntry(k, data)
 	if rg != nil {
 		rg.used = true
-		e.place, e.off = inFile, rg.off
+		e.place, e.rec.Offset = inFile, uint64(rg.off)
 		e.persist = k.Weight != ""
 	} else {
-		e.place, e.heapReason = inHeap, heapReason
+		e.place, e.heapReason = inHeap, heapCodeOf(heapReason)
 	}
 	if e.place == inFile && c.opts.Format == spec.FormatV3 {
-		e.crc = crc
-		e.copyID = newCopyID()
+		e.rec.CRC, e.rec.CopyID = crc, newCopyID()
 	}
 	e.verified = true
 	if e.place == inFile && e.persist {
@@ -321,7 +312,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	}
 	if k.Weight != "" {
 		n := c.name(k)
-		if old := c.byName[n]; old != nil {
+		if old := c.byName.get(k.Weight, k.Bias); old != nil {
 			c.unindex(old)
 		}
 		c.index(e)
@@ -350,16 +341,16 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 // the holders). Found by TestConformanceOnCompute: a heap re-pack outlived
 // the program that made it.
 func (c *Cache) refHolders(e *entry) {
-	if c.active != "" || e.key.Weight == "" {
+	if c.active != "" || e.key().Weight == "" {
 		return
 	}
-	n := c.name(*e.key)
+	n := c.name(*e.key())
 	for _, set := range c.programs {
 		if set.has(e.id) {
 			continue
 		}
 		for id := range set.all() {
-			if old := c.handles[id]; old != nil && old.failed && c.name(*old.key) == n {
+			if old := c.handles.get(id); old != nil && old.failed && c.name(*old.key()) == n {
 				set.add(e.id)
 				e.refs++
 				break
@@ -386,7 +377,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	e := c.handles[h.id]
+	e := c.handles.get(h.id)
 	if e == nil || h.cache != c.tag {
 		return nil, ErrStaleHandle
 	}
@@ -399,7 +390,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		// Another thread may have released e meanwhile (its weight
 		// invalidated, its program deleted): the handle is stale now, as
 		// it would be had this call come after that thread's.
-		if c.handles[h.id] != e {
+		if c.handles.get(h.id) != e {
 			return nil, ErrStaleHandle
 		}
 		// Another call may have recorded a check of e meanwhile (the
@@ -409,7 +400,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 		}
 	}
 	if e.failed {
-		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key.Weight)
+		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key().Weight)
 	}
 	return e.data, nil
 }
@@ -421,7 +412,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 // until Close, which waits for the checks in flight (c.checks) before it
 // unmaps.
 func (c *Cache) checkUnlocked(e *entry) (bool, error) {
-	data, want := e.data, e.crc
+	data, want := e.data, e.crc()
 	c.checks.Add(1)
 	c.mu.Unlock()
 	sum, ok := crcMapped(data)

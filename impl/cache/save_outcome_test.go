@@ -101,11 +101,13 @@ func TestCloseReportsReleaseFailures(t *testing.T) {
 	}
 }
 
-// failReadsFrom fails every ReadAt at or past off.
+// failReadsFrom fails every ReadAt at or past off, and every mapping that
+// reaches it: the bytes cannot be read, and reading them through a mapping
+// would fault, which a load from a mapping answers by reading them.
 type failReadsFrom struct{ off int64 }
 
 func (r *failReadsFrom) MaybeError(op errorfs.Op) error {
-	if op.Kind == errorfs.OpReadAt && op.Off >= r.off {
+	if op.Kind == errorfs.OpReadAt && op.Off >= r.off || op.Kind == errorfs.OpMap && op.Off+op.Len > r.off {
 		return &errorfs.Error{Op: op, Err: errorfs.ErrInjected}
 	}
 	return nil

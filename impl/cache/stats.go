@@ -32,6 +32,27 @@ const (
 	HeapReadOnly     HeapReason = "read-only"     // Options.ReadOnly, or the file may be read, not written (EROFS, EACCES, EPERM; error in FallbackErr)
 )
 
+// heapReasons is every HeapReason, in the order of their heapCodes.
+func heapReasons() [13]HeapReason {
+	return [...]HeapReason{"", HeapNoPath, HeapUnnamed, HeapLockBusy, HeapOpenFailed, HeapAllocFailed,
+		HeapNotSupported, HeapMapFailed, HeapWriteFailed, HeapClosed, HeapNotRegular, HeapForeign, HeapReadOnly}
+}
+
+// heapCode is a HeapReason in one byte, as an entry records it: a warm
+// launch allocates an entry a weight, and each new page is a page fault.
+type heapCode uint8
+
+func heapCodeOf(r HeapReason) heapCode {
+	for i, h := range heapReasons() {
+		if h == r {
+			return heapCode(i)
+		}
+	}
+	panic("cache: HeapReason " + string(r) + " missing from heapReasons")
+}
+
+func (c heapCode) reason() HeapReason { return heapReasons()[c] }
+
 // Stats is a snapshot of a cache's counters and space accounting.
 type Stats struct {
 	// Format is the format the cache reads and writes: the one named in

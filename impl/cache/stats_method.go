@@ -13,10 +13,10 @@ func (c *Cache) Stats() Stats {
 	s.Format = c.opts.Format
 	s.Repacks = maps.Clone(c.stats.Repacks)
 	s.HeapBytes = map[HeapReason]uint64{}
-	for _, e := range c.handles {
+	for _, e := range c.handles.all() {
 		switch e.place {
 		case inHeap:
-			s.HeapBytes[e.heapReason] += uint64(len(e.data))
+			s.HeapBytes[e.heapReason.reason()] += uint64(len(e.data))
 		case inFile:
 			s.FileBytes += uint64(len(e.data))
 		}
@@ -41,9 +41,9 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	}
 	live := c.disk.header + c.disk.indexLen
 	var list []span
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place == inFile && e.committed {
-			list = append(list, span{e.off, int64(len(e.data))})
+			list = append(list, span{e.off(), int64(len(e.data))})
 		}
 	}
 	// A dropped copy the file still lists is live in the file until this
@@ -85,13 +85,13 @@ func (c *Cache) Mappings() []MappedCopy {
 	}
 	seen := map[copyOf]map[*byte]struct{}{}
 	var order []copyOf
-	for _, e := range c.handles {
+	for _, e := range c.handles.all() {
 		if e.place != inFile || len(e.data) == 0 {
 			continue
 		}
-		k := copyOf{id: e.copyID, name: e.key.Weight + e.key.Bias}
-		if e.copyID == 0 {
-			k.off = e.off
+		k := copyOf{id: e.copyID(), name: e.key().Weight + e.key().Bias}
+		if e.copyID() == 0 {
+			k.off = e.off()
 		}
 		if seen[k] == nil {
 			seen[k] = map[*byte]struct{}{}

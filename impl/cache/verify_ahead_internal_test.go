@@ -147,7 +147,7 @@ func TestVerifyAheadChecksOnceInFileOrder(t *testing.T) {
 	const n = 40
 	path := aheadFile(t, n)
 	var offs []int64
-	c, hs := openAhead(t, path, n, VerifyOnCompute, func(e *entry) { offs = append(offs, e.off) })
+	c, hs := openAhead(t, path, n, VerifyOnCompute, func(e *entry) { offs = append(offs, e.off()) })
 	waitWalks(c)
 	st := c.Stats()
 	require.Equal(t, uint64(n), st.VerifiedAhead)
@@ -192,7 +192,7 @@ func TestVerifyAheadStaysInWindow(t *testing.T) {
 		r := int(a.reached.Load())
 		if span := a.at[a.index(e)].off + a.at[a.index(e)].size - a.at[r+1].off; span > a.window {
 			mu.Lock()
-			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key.Weight, span, r))
+			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key().Weight, span, r))
 			mu.Unlock()
 		}
 	}
@@ -243,7 +243,7 @@ func TestVerifyAheadRaceGivesOnlyCheckedBytes(t *testing.T) {
 	for round := range 4 {
 		slow := round
 		c, hs := openAheadWindow(t, path, n, int64(4+round)*(20<<10), func(e *entry) {
-			if len(e.key.Weight)%3 == slow%3 {
+			if len(e.key().Weight)%3 == slow%3 {
 				time.Sleep(200 * time.Microsecond)
 			}
 		})
@@ -256,7 +256,7 @@ func TestVerifyAheadRaceGivesOnlyCheckedBytes(t *testing.T) {
 			}
 			require.NoError(t, err, "entry %d", i)
 			c.mu.Lock()
-			e := c.handles[h.id]
+			e := c.handles.get(h.id)
 			verified, failed := e.verified, e.failed
 			c.mu.Unlock()
 			require.True(t, verified && !failed, "entry %d served unchecked", i)
@@ -374,7 +374,7 @@ func TestVerifyAheadDiscardsDroppedEntry(t *testing.T) {
 			})
 			t.Cleanup(release) // before Close, which waits for the walk
 			e := <-inside
-			require.Equal(t, head, *e.key)
+			require.Equal(t, head, *e.key())
 			switch drop {
 			case "invalidated":
 				require.NoError(t, c.Invalidate(head.Weight))

@@ -483,8 +483,8 @@ func (c *Cache) syncRegions(rs []*region) {
 // dropRegionEntries stops a region's entries from being committed: their
 // bytes are fine in memory but not known to be durable.
 func (c *Cache) dropRegionEntries(rg *region) {
-	for _, e := range c.byName {
-		if e.place == inFile && !e.committed && e.off == rg.off {
+	for e := range c.byName.all() {
+		if e.place == inFile && !e.committed && e.off() == rg.off {
 			e.persist = false
 		}
 	}
@@ -501,7 +501,7 @@ func (c *Cache) endWrite() error {
 		return nil
 	}
 	c.w = nil
-	for _, e := range c.byName {
+	for e := range c.byName.all() {
 		if e.place == inFile && !e.committed {
 			e.persist = false
 		}

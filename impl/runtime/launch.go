@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"slices"
 	"time"
 
@@ -171,6 +172,9 @@ type LaunchReport struct {
 	// InitTime covers look-ups, packing and finalize; RunTime the first
 	// inference; SteadyRunTime the median of LaunchConfig.SteadyRuns more.
 	InitTime, RunTime, SteadyRunTime time.Duration
+	// InitCPU is the init thread's CPU time (Linux; else 0): InitTime
+	// without waits for a CPU.
+	InitCPU time.Duration
 	// SourceTime, PackTime and FinalizeTime split InitTime as
 	// InitStats does: reading unpacked weights, packing them, the commit.
 	SourceTime, PackTime, FinalizeTime time.Duration
@@ -251,14 +255,21 @@ func Launch(ctx context.Context, cfg LaunchConfig) (LaunchReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	goruntime.LockOSThread()
+	cpu0, cpuOK := threadCPU()
 	start := time.Now()
 	if err := b.Init(); err != nil {
+		goruntime.UnlockOSThread()
 		return rep, fmt.Errorf("runtime: launch: %w", err)
 	}
 	// Finalize already committed what was new; this explicit save must
 	// write nothing then (G4), which launch tests check through FileSize.
 	_ = c.Save()
 	rep.InitTime = time.Since(start)
+	if cpu1, ok := threadCPU(); ok && cpuOK {
+		rep.InitCPU = cpu1 - cpu0
+	}
+	goruntime.UnlockOSThread()
 	defer b.Destroy()
 
 	if err := ctx.Err(); err != nil {

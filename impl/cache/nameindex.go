@@ -1,0 +1,183 @@
+package cache
+
+import (
+	"hash/maphash"
+	"iter"
+)
+
+// nameIndex is the current entry of each name (Cache.byName), an
+// open-addressing table of entry pointers keyed by the names the entries'
+// keys give. A Go map keyed by entryName holds a copy of both name strings
+// in every slot: 96 KiB for a warm llama-1184 load, where this table takes
+// 24 KiB. Each new heap page is a page fault in a fresh process, the
+// larger part of a warm launch's time on a machine whose first touches
+// trap (TestWarmLoadAllocationBound).
+//
+// In v2 mode (concat) a name is the concatenation of weight and bias
+// names, all a v2 file stores: ("ab", "c") and ("a", "bc") are one name,
+// hashed and compared without building the concatenation, so a look-up
+// allocates nothing (TestLookUpAllocatesNothing).
+type nameIndex struct {
+	seed   maphash.Seed
+	concat bool
+	// slots and tags have a power-of-two length. A tag is 0 for a slot
+	// never used, 1 for one whose entry was removed (probes go on past
+	// it), else the top bits of the name's hash, so a probe passes other
+	// names without reading their entries.
+	slots []*entry
+	tags  []uint32
+	n     int // entries held
+	used  int // slots with a tag (entries and removed ones)
+}
+
+const (
+	tagEmpty   = 0
+	tagRemoved = 1
+)
+
+// init empties the index and sets its naming: concat for a v2 cache.
+func (t *nameIndex) init(concat bool) {
+	*t = nameIndex{seed: maphash.MakeSeed(), concat: concat}
+}
+
+func (t *nameIndex) len() int { return t.n }
+
+// hash hashes the name (w, b). In concat mode the bytes written are those
+// of w+b; else w, a NUL (which no stored name holds) and b.
+func (t *nameIndex) hash(w, b string) (slot uint64, tag uint32) {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	_, _ = h.WriteString(w)
+	if !t.concat {
+		_ = h.WriteByte(0)
+	}
+	_, _ = h.WriteString(b)
+	s := h.Sum64()
+	return s, max(uint32(s>>32), tagRemoved+1)
+}
+
+// same reports whether e's name is (w, b).
+func (t *nameIndex) same(e *entry, w, b string) bool {
+	if !t.concat {
+		return e.key().Weight == w && e.key().Bias == b
+	}
+	return concatEqual(e.key().Weight, e.key().Bias, w, b)
+}
+
+// concatEqual reports whether a1+a2 == b1+b2 without building either.
+func concatEqual(a1, a2, b1, b2 string) bool {
+	if len(a1)+len(a2) != len(b1)+len(b2) {
+		return false
+	}
+	if len(a1) > len(b1) {
+		a1, a2, b1, b2 = b1, b2, a1, a2
+	}
+	// a1 is a prefix of b1's length or shorter: a1 | a2[:k] | a2[k:]
+	// against b1[:len(a1)] | b1[len(a1):] | b2.
+	k := len(b1) - len(a1)
+	return b1[:len(a1)] == a1 && a2[:k] == b1[len(a1):] && a2[k:] == b2
+}
+
+// get returns the entry named (w, b), or nil.
+func (t *nameIndex) get(w, b string) *entry {
+	if t.n == 0 {
+		return nil
+	}
+	h, tag := t.hash(w, b)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch t.tags[i] {
+		case tagEmpty:
+			return nil
+		case tag:
+			if e := t.slots[i]; t.same(e, w, b) {
+				return e
+			}
+		}
+	}
+}
+
+// put makes e the entry of its name, in place of any other.
+func (t *nameIndex) put(e *entry) {
+	if (t.used+1)*4 > len(t.slots)*3 {
+		t.rehash(t.n + 1)
+	}
+	h, tag := t.hash(e.key().Weight, e.key().Bias)
+	mask := uint64(len(t.slots) - 1)
+	free := -1
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch t.tags[i] {
+		case tagEmpty:
+			if free < 0 {
+				free = int(i)
+				t.used++
+			}
+			t.slots[free], t.tags[free] = e, tag
+			t.n++
+			return
+		case tagRemoved:
+			if free < 0 {
+				free = int(i)
+			}
+		case tag:
+			if t.same(t.slots[i], e.key().Weight, e.key().Bias) {
+				t.slots[i] = e
+				return
+			}
+		}
+	}
+}
+
+// remove takes e out of the index if it is the entry of its name.
+func (t *nameIndex) remove(e *entry) {
+	if t.n == 0 {
+		return
+	}
+	h, _ := t.hash(e.key().Weight, e.key().Bias)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; t.tags[i] != tagEmpty; i = (i + 1) & mask {
+		if t.slots[i] == e {
+			t.slots[i], t.tags[i] = nil, tagRemoved
+			t.n--
+			return
+		}
+	}
+}
+
+// reserve makes room for n more entries, so a load of n entries sizes
+// the table once instead of growing it through every power of two.
+func (t *nameIndex) reserve(n int) {
+	if (t.used+n)*4 > len(t.slots)*3 {
+		t.rehash(t.n + n)
+	}
+}
+
+// rehash moves the entries into a table with room for n, dropping the
+// removed slots.
+func (t *nameIndex) rehash(n int) {
+	size := 8
+	for size*3 < n*4 {
+		size <<= 1
+	}
+	old := t.slots
+	t.slots, t.tags = make([]*entry, size), make([]uint32, size)
+	t.n, t.used = 0, 0
+	for _, e := range old {
+		if e != nil {
+			t.put(e)
+		}
+	}
+}
+
+// all yields the entries in no particular order. The body may remove
+// entries (one removed before it is reached is not yielded) but not put
+// any: a put may move the entries to a new table.
+func (t *nameIndex) all() iter.Seq[*entry] {
+	return func(yield func(*entry) bool) {
+		for i := range t.slots {
+			if e := t.slots[i]; e != nil && !yield(e) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package cache
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xpwc/xpwc/spec"
+)
+
+func TestConcatEqual(t *testing.T) {
+	for _, c := range []struct {
+		a1, a2, b1, b2 string
+		want           bool
+	}{
+		{"ab", "c", "a", "bc", true},
+		{"a", "bc", "ab", "c", true},
+		{"abc", "", "", "abc", true},
+		{"ab", "c", "ab", "c", true},
+		{"ab", "c", "ab", "d", false},
+		{"ab", "c", "a", "bd", false},
+		{"ab", "c", "x", "bc", false},
+		{"ab", "c", "ab", "", false},
+		{"", "", "", "", true},
+	} {
+		require.Equal(t, c.want, concatEqual(c.a1, c.a2, c.b1, c.b2), "%q+%q vs %q+%q", c.a1, c.a2, c.b1, c.b2)
+	}
+}
+
+// TestNameIndexMatchesMap runs random puts, removals and look-ups on a
+// nameIndex and on a Go map keyed as Cache.name keys (the map the index
+// replaced), in both namings, and compares them after every step: look-ups
+// of every name, the length, and what all yields (each entry once). Names
+// come from a few letters so that v2's concatenations collide ("ab"+"c",
+// "a"+"bc") and removals leave runs of removed slots that probes must
+// pass.
+func TestNameIndexMatchesMap(t *testing.T) {
+	letters := []string{"", "a", "b", "ab", "ba", "abc"}
+	for _, v2 := range []bool{false, true} {
+		name := func(k spec.Key) entryName {
+			if v2 {
+				return entryName{w: k.Weight + k.Bias}
+			}
+			return entryName{k.Weight, k.Bias}
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		var idx nameIndex
+		idx.init(v2)
+		ref := map[entryName]*entry{}
+		var keys []spec.Key
+		for _, w := range letters[1:] {
+			for _, b := range letters {
+				for i := range 3 {
+					keys = append(keys, spec.Key{Weight: w + string(rune('0'+i)), Bias: b})
+					keys = append(keys, spec.Key{Weight: w, Bias: b + string(rune('0'+i))})
+				}
+			}
+		}
+		for step := range 20000 {
+			k := keys[rng.IntN(len(keys))]
+			switch rng.IntN(3) {
+			case 0, 1:
+				e := &entry{rec: &spec.Entry{Key: k}}
+				idx.put(e)
+				ref[name(k)] = e
+			case 2:
+				if e := ref[name(k)]; e != nil {
+					idx.remove(e)
+					delete(ref, name(k))
+				} else {
+					// Removing an entry that is not the current one of its
+					// name changes nothing.
+					idx.remove(&entry{rec: &spec.Entry{Key: k}})
+				}
+			}
+			require.Equal(t, len(ref), idx.len(), "v2=%v step %d", v2, step)
+			if step%97 != 0 {
+				continue
+			}
+			for _, k := range keys {
+				require.Same(t, ref[name(k)], idx.get(k.Weight, k.Bias), "v2=%v step %d %q+%q", v2, step, k.Weight, k.Bias)
+			}
+			seen := map[*entry]bool{}
+			for e := range idx.all() {
+				require.False(t, seen[e])
+				seen[e] = true
+				require.Same(t, ref[name(*e.key())], e)
+			}
+			require.Len(t, seen, len(ref))
+		}
+		// Removing while iterating: every entry is yielded once, none
+		// after its removal.
+		removed := map[*entry]bool{}
+		for e := range idx.all() {
+			require.False(t, removed[e])
+			for _, k := range keys[:5] {
+				if o := idx.get(k.Weight, k.Bias); o != nil && o != e {
+					idx.remove(o)
+					removed[o] = true
+				}
+			}
+		}
+	}
+}
