@@ -18,12 +18,18 @@ import "github.com/xpwc/xpwc/spec"
 //     adds to Settled, and what takes the program out of Settled clears
 //     Clean too), or the launch fell back to the heap, or the process
 //     runs an outdated kernel or source (all three last to the launch's
-//     end).
+//     end);
+//   - whether a name's step in a launch was a hit or a packing (stepHit
+//     or stepDone), once the launch cannot be a converged one: it fell
+//     back to the heap or has no path (both last to its end), or another
+//     name of it missed (a miss ends in a packing). Only ConvergedLaunch
+//     tells the two steps apart; every op treats them alike.
 type Canon struct {
 	group      Renaming
 	b          Bounds
 	forget     bool
 	loadFlag   bool // the design reads LoadFlag
+	midSave    bool // a crash in a commit can make an empty file loadable (NoCommitPoint)
 	programsOf [maxPrograms]uint8
 }
 
@@ -31,7 +37,8 @@ type Canon struct {
 // under the renamings in group, forgetting dead fields unless keepDead.
 func NewCanon(d *Design, b Bounds, group Renaming, keepDead bool) Canon {
 	c := Canon{group: group, b: b, forget: !keepDead,
-		loadFlag: d.LoadedRepacksToHeap || d.LockInitToDestroy || d.LoadedFlagOnlyOnLoad}
+		loadFlag: d.LoadedRepacksToHeap || d.LockInitToDestroy || d.LoadedFlagOnlyOnLoad,
+		midSave:  d.NoCommitPoint}
 	for q := range maxPrograms {
 		c.programsOf[q] = b.ProgramNames(spec.Program(q))
 	}
@@ -64,6 +71,9 @@ func (c *Canon) Same(x, y State) bool {
 
 // Forget sets s's dead fields to their one value.
 func (c *Canon) Forget(s *State) {
+	if s.Disk.State == DiskEmpty && !c.midSave {
+		s.Disk.Garbage, s.Disk.Volatile = 0, 0
+	}
 	for p := range s.Procs {
 		pr := &s.Procs[p]
 		if !c.loadFlag {
@@ -72,7 +82,26 @@ func (c *Canon) Forget(s *State) {
 		if pr.Clean && (s.Env.Settled&(1<<pr.Prog) != 0 || pr.Blocked || pr.Kernel != s.Env.Kernel || !c.srcCurrent(s, pr)) {
 			pr.Clean = false
 		}
+		if pr.Phase == spec.PhasePacking && (pr.Blocked || pr.NoFile || c.missed(pr)) {
+			for n := range pr.Ents {
+				if pr.Ents[n].Step == stepHit {
+					pr.Ents[n].Step = stepDone
+				}
+			}
+		}
 	}
+}
+
+// missed reports whether a name of the launch's program missed: its step
+// is past the look-up and not a hit.
+func (c *Canon) missed(pr *Proc) bool {
+	names := c.programsOf[pr.Prog]
+	for n := range maxNames {
+		if st := pr.Ents[n].Step; names&(1<<n) != 0 && st != stepNone && st != stepHit {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Canon) srcCurrent(s *State, pr *Proc) bool {

@@ -55,13 +55,19 @@ func TestCanonIsABisimulation(t *testing.T) {
 		for _, d := range Designs() {
 			c := NewCanon(&d, b, b.Symmetries(), false)
 			checker := NewChecker(b)
-			for _, s := range sampleStates(&d, b, 800, 16, 60, 3) {
+			for _, s := range sampleStates(&d, b, 6000, 16, 60, 3) {
 				f := s
 				c.Forget(&f)
 				if f == s {
 					continue
 				}
+				if s.Disk.Garbage != f.Disk.Garbage || s.Disk.Volatile != f.Disk.Volatile {
+					forgot["garbage, no commit"]++
+				}
 				for p := range s.Procs {
+					if s.Procs[p].Ents != f.Procs[p].Ents {
+						forgot["hit or packed"]++
+					}
 					if s.Procs[p].LoadFlag != f.Procs[p].LoadFlag {
 						forgot["LoadFlag"]++
 					}
@@ -82,7 +88,7 @@ func TestCanonIsABisimulation(t *testing.T) {
 			}
 		}
 	}
-	for _, why := range []string{"LoadFlag", "Clean, settled", "Clean, blocked", "Clean, outdated"} {
+	for _, why := range []string{"LoadFlag", "Clean, settled", "Clean, blocked", "Clean, outdated", "garbage, no commit", "hit or packed"} {
 		require.Positive(t, forgot[why], "no sampled state forgets %s", why)
 	}
 }
@@ -106,5 +112,41 @@ func TestCanonForgetsOnlyWhatTheDesignDoesNotRead(t *testing.T) {
 		var e1, e2 Encoding
 		require.Equal(t, c.Encode(&s, &e1), c.Encode(&f, &e2))
 		require.Equal(t, e1, e2, d.Name)
+	}
+}
+
+// Before the first commit a file's garbage is dead, except where a crash
+// inside a commit can forge a loadable footer (NoCommitPoint): the forged
+// index keeps the garbage counted before it, and the next commit compacts
+// by it. Here B's crashed packing is garbage of a file with no commit, and
+// A holds the lock with a packing appended.
+func TestCanonKeepsGarbageAForgedFooterCarries(t *testing.T) {
+	b := Bounds{Procs: 2, Names: 2, Programs: 1, Kernels: 1, Sources: 1}
+	text := "init proc=B program=P1\nlookup proc=B name=w0\nreserve proc=B name=w0\ninsert proc=B name=w0\n" +
+		"crash kind=process proc=B branch=idle\n" +
+		"init proc=A program=P1\nlookup proc=A name=w0\nreserve proc=A name=w0\ninsert proc=A name=w0\n"
+	forged := spec.Op{Kind: spec.EvCrash, Crash: spec.CrashProcess, Proc: 0, Branch: spec.BranchForged}
+	for _, name := range []string{"no-commit-point", "reference"} {
+		d := design(t, name)
+		outs := run(t, d, b, text)
+		s := outs[len(outs)-1].Next
+		require.Equal(t, DiskEmpty, s.Disk.State)
+		require.NotZero(t, s.Disk.Garbage)
+		zeroed := s
+		zeroed.Disk.Garbage, zeroed.Disk.Volatile = 0, 0
+		c := NewCanon(d, b, b.Symmetries(), false)
+		f := s
+		c.Forget(&f)
+		if !d.NoCommitPoint {
+			require.Equal(t, zeroed, f, name)
+			require.Empty(t, sameFutures(&c, d, b, s, zeroed, NewChecker(b)), name)
+			continue
+		}
+		x, y := Step(d, b, s, forged), Step(d, b, zeroed, forged)
+		require.Len(t, x, 1)
+		require.Len(t, y, 1)
+		require.Equal(t, DiskValid, x[0].Next.Disk.State)
+		require.NotEqual(t, x[0].Next.Disk.Garbage, y[0].Next.Disk.Garbage, "the forged index carries the garbage")
+		require.Equal(t, s, f, "%s: the canonical form keeps the garbage", name)
 	}
 }
