@@ -29,7 +29,8 @@ type Canon struct {
 	b          Bounds
 	forget     bool
 	loadFlag   bool // the design reads LoadFlag
-	midSave    bool // a crash in a commit can make an empty file loadable (NoCommitPoint)
+	midSave    bool // a crash in a commit can forge a loadable footer (NoCommitPoint)
+	initLocks  bool // an init takes the writer lock without replacing (LockInitToDestroy)
 	programsOf [maxPrograms]uint8
 }
 
@@ -38,7 +39,7 @@ type Canon struct {
 func NewCanon(d *Design, b Bounds, group Renaming, keepDead bool) Canon {
 	c := Canon{group: group, b: b, forget: !keepDead,
 		loadFlag: d.LoadedRepacksToHeap || d.LockInitToDestroy || d.LoadedFlagOnlyOnLoad,
-		midSave:  d.NoCommitPoint}
+		midSave:  d.NoCommitPoint, initLocks: d.LockInitToDestroy}
 	for q := range maxPrograms {
 		c.programsOf[q] = b.ProgramNames(spec.Program(q))
 	}
@@ -71,7 +72,7 @@ func (c *Canon) Same(x, y State) bool {
 
 // Forget sets s's dead fields to their one value.
 func (c *Canon) Forget(s *State) {
-	if s.Disk.State == DiskEmpty && !c.midSave {
+	if c.garbageDead(s) {
 		s.Disk.Garbage, s.Disk.Volatile = 0, 0
 	}
 	for p := range s.Procs {
@@ -90,6 +91,26 @@ func (c *Canon) Forget(s *State) {
 			}
 		}
 	}
+}
+
+// garbageDead reports whether no commit can count s's garbage: the file
+// has no loadable index and the next commit writes a new one. With no
+// commit yet, every commit creates the file. With an unreadable index,
+// every writer that takes the lock from now on replaces the file
+// (Proc.Replacing); only a writer holding it since before the index broke
+// appends to it. A design whose init takes the lock (LockInitToDestroy)
+// does so without replacing, and a crash inside a NoCommitPoint commit can
+// forge a loadable footer that keeps the count.
+func (c *Canon) garbageDead(s *State) bool {
+	switch {
+	case c.midSave:
+		return false
+	case s.Disk.State == DiskEmpty:
+		return true
+	case s.Disk.State != DiskCorrupt || c.initLocks:
+		return false
+	}
+	return s.Disk.Lock == 0 || s.Procs[s.Disk.Lock-1].Replacing
 }
 
 // missed reports whether a name of the launch's program missed: its step

@@ -150,3 +150,77 @@ func TestCanonKeepsGarbageAForgedFooterCarries(t *testing.T) {
 		require.Equal(t, s, f, "%s: the canonical form keeps the garbage", name)
 	}
 }
+
+// An unreadable index makes the garbage dead only when no writer holds
+// the lock from before it broke: such a writer's commit appends to the
+// file and counts the garbage (Proc.Replacing is false). Here A's
+// invalidation left one packing of garbage, B took the lock for its
+// re-pack, and then a foreign write broke the index.
+func TestCanonKeepsGarbageASessionOnTheBrokenFileCounts(t *testing.T) {
+	b := Bounds{Procs: 2, Names: 2, Programs: 1, Kernels: 1, Sources: 1, Foreign: true}
+	d := ref(t)
+	text := coldP1 + "unload proc=A program=P1\ninvalidate proc=A name=w0\n" +
+		"init proc=B program=P1\nlookup proc=B name=w0\nreserve proc=B name=w0\nforeign kind=index\ninsert proc=B name=w0\n"
+	outs := run(t, d, b, text)
+	s := outs[len(outs)-1].Next
+	require.Equal(t, DiskCorrupt, s.Disk.State)
+	require.Equal(t, uint8(2), s.Disk.Lock)
+	require.False(t, s.Procs[1].Replacing)
+	require.NotZero(t, s.Disk.Garbage)
+	c := NewCanon(d, b, b.Symmetries(), false)
+	zeroed := s
+	zeroed.Disk.Garbage, zeroed.Disk.Volatile = 0, 0
+	finish := "lookup proc=B name=w1\nfinalize proc=B\n"
+	require.NotEqual(t, stepAll(t, d, b, s, finish).Disk, stepAll(t, d, b, zeroed, finish).Disk, "B's commit counts the garbage")
+	f := s
+	c.Forget(&f)
+	require.Equal(t, s.Disk, f.Disk, "the canonical form keeps the garbage")
+
+	// Once B's session ends without a commit (B crashes), the next writer
+	// replaces the file: the garbage is dead.
+	outs = run(t, d, b, text+"crash kind=process proc=B branch=idle\n")
+	s = outs[len(outs)-1].Next
+	require.Equal(t, DiskCorrupt, s.Disk.State)
+	require.NotZero(t, s.Disk.Garbage)
+	zeroed = s
+	zeroed.Disk.Garbage, zeroed.Disk.Volatile = 0, 0
+	require.Empty(t, sameFutures(&c, d, b, s, zeroed, NewChecker(b)))
+	f = s
+	c.Forget(&f)
+	require.Zero(t, f.Disk.Garbage)
+}
+
+// A design whose init takes the writer lock (LockInitToDestroy) takes it
+// without replacing an unreadable file, so its commit counts the garbage
+// even when nobody held the lock as the index broke.
+func TestCanonKeepsGarbageAnInitLockCounts(t *testing.T) {
+	b := Bounds{Procs: 2, Names: 2, Programs: 1, Kernels: 1, Sources: 1, Foreign: true}
+	d := &Design{Name: "lock-init-to-destroy", LockInitToDestroy: true}
+	outs := run(t, d, b, coldP1+"unload proc=A program=P1\ninvalidate proc=A name=w0\ndestroy proc=A\nforeign kind=index\n")
+	s := outs[len(outs)-1].Next
+	require.Equal(t, DiskCorrupt, s.Disk.State)
+	require.Zero(t, s.Disk.Lock)
+	require.NotZero(t, s.Disk.Garbage)
+	c := NewCanon(d, b, b.Symmetries(), false)
+	zeroed := s
+	zeroed.Disk.Garbage, zeroed.Disk.Volatile = 0, 0
+	launch := launch("B", "P1", "w0", "w1")
+	require.NotEqual(t, stepAll(t, d, b, s, launch).Disk, stepAll(t, d, b, zeroed, launch).Disk, "B's init takes the lock and its commit counts the garbage")
+	f := s
+	c.Forget(&f)
+	require.Equal(t, s.Disk, f.Disk, "the canonical form keeps the garbage")
+}
+
+// stepAll steps the ops of a scenario text from s, each with one outcome,
+// and returns the state they reach.
+func stepAll(t *testing.T, d *Design, b Bounds, s State, text string) State {
+	t.Helper()
+	ops, err := spec.ParseTrace(text)
+	require.NoError(t, err)
+	for _, op := range ops {
+		o := Step(d, b, s, op)
+		require.Len(t, o, 1, "%v", op)
+		s = o[0].Next
+	}
+	return s
+}
