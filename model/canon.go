@@ -19,6 +19,8 @@ import "github.com/xpwc/xpwc/spec"
 //     Clean too), or the launch fell back to the heap, or the process
 //     runs an outdated kernel or source (all three last to the launch's
 //     end);
+//   - the garbage count, and an unreadable index, while the next commit
+//     must write a new file (garbageDead);
 //   - whether a name's step in a launch was a hit or a packing (stepHit
 //     or stepDone), once the launch cannot be a converged one: it fell
 //     back to the heap or has no path (both last to its end), or another
@@ -74,6 +76,12 @@ func (c *Canon) Same(x, y State) bool {
 func (c *Canon) Forget(s *State) {
 	if c.garbageDead(s) {
 		s.Disk.Garbage, s.Disk.Volatile = 0, 0
+		if s.Disk.State == DiskCorrupt {
+			// Nothing reads an unreadable index but a commit that
+			// appends to it.
+			s.Disk.Idx = [maxNames]Rec{}
+			canonicalCopies(s) // its labels numbered the others
+		}
 	}
 	for p := range s.Procs {
 		pr := &s.Procs[p]

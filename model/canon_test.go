@@ -64,6 +64,9 @@ func TestCanonIsABisimulation(t *testing.T) {
 				if s.Disk.Garbage != f.Disk.Garbage || s.Disk.Volatile != f.Disk.Volatile {
 					forgot["garbage, no commit"]++
 				}
+				if s.Disk.Idx != f.Disk.Idx {
+					forgot["unreadable index"]++
+				}
 				for p := range s.Procs {
 					if s.Procs[p].Ents != f.Procs[p].Ents {
 						forgot["hit or packed"]++
@@ -88,7 +91,7 @@ func TestCanonIsABisimulation(t *testing.T) {
 			}
 		}
 	}
-	for _, why := range []string{"LoadFlag", "Clean, settled", "Clean, blocked", "Clean, outdated", "garbage, no commit", "hit or packed"} {
+	for _, why := range []string{"LoadFlag", "Clean, settled", "Clean, blocked", "Clean, outdated", "garbage, no commit", "hit or packed", "unreadable index"} {
 		require.Positive(t, forgot[why], "no sampled state forgets %s", why)
 	}
 }
