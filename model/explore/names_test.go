@@ -108,3 +108,49 @@ func TestForgettingDeadFieldsLosesNothing(t *testing.T) {
 	}
 	assert.Positive(t, fewer)
 }
+
+// Forgetting dead fields is exact: without renamings the explorer visits
+// one state for each class of the states the model reaches (model.Canon),
+// no more and no fewer. A state in no class would be a forgotten state
+// stepping where no reached state steps (a rule that is no bisimulation,
+// which sampled states may not show); a class never visited, a lost one.
+//
+// The designs are those whose reads make a rule hold back (the loaded flag,
+// an init's lock, a forged footer, no index) and the reference: every
+// design takes minutes in the plain search.
+func TestForgettingDeadFieldsIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a plain search over every reached state")
+	}
+	b := model.Bounds{Procs: 2, Names: 1, Programs: 1, Kernels: 1, Sources: 1, Foreign: true}
+	alphabet := model.Alphabet(b)
+	for _, name := range []string{"reference", "repack-to-heap", "no-commit-point", "executorch", "pr19862-no-index"} {
+		d, err := model.DesignByName(name)
+		require.NoError(t, err)
+		r, err := Run(d, Options{Bounds: b, NoSymmetry: true})
+		require.NoError(t, err)
+		require.True(t, r.Exhausted, d.Name)
+		forget := model.NewCanon(&d, b, 0, false)
+		var e model.Encoding
+		start := model.Init(b)
+		seen := map[model.State]bool{start: true}
+		classes := map[model.Encoding]bool{}
+		for level := []model.State{start}; len(level) > 0; {
+			var next []model.State
+			for _, s := range level {
+				forget.Encode(&s, &e)
+				classes[e] = true
+				for _, op := range alphabet {
+					for _, o := range model.Step(&d, b, s, op) {
+						if !seen[o.Next] {
+							seen[o.Next] = true
+							next = append(next, o.Next)
+						}
+					}
+				}
+			}
+			level = next
+		}
+		assert.Equal(t, len(classes), r.States, "%s: %d reached states", d.Name, len(seen))
+	}
+}
