@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 
 	"github.com/zeebo/xxh3"
 
@@ -149,8 +148,3 @@ func (e *Encoding) canonicalCopies() {
 
 // procsBytes is the part of an encoding that holds the processes.
 func (e *Encoding) procsBytes() []byte { return e[:maxProcs*procSize] }
-
-// procsLess orders two encodings by their processes.
-func procsLess(a, b *Encoding) bool {
-	return bytes.Compare(a.procsBytes(), b.procsBytes()) < 0
-}

@@ -148,7 +148,7 @@ func TestCanonicalIsTheLesserOfThePair(t *testing.T) {
 			continue
 		}
 		lesser := raw
-		if procsLess(&mir, &raw) {
+		if mir.less(&raw) {
 			lesser = mir
 		}
 		assert.Equal(t, lesser, c, o.Op.String())

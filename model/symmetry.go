@@ -182,14 +182,16 @@ func (s State) Canonical() (State, bool) {
 
 // CanonicalEncoding writes the encoding of the representative of s and its
 // mirror image into e, and reports whether it swapped the processes. The
-// representative is the one whose processes come first in the order of
-// their encodings. Swapping reorders the records copy labels are numbered
-// by, so the mirror image is renumbered before the two are compared.
+// representative is the one whose encoding comes first: the whole
+// encoding, since two processes whose bytes tie can still be told apart by
+// the disk (which one holds the lock). Swapping reorders the records copy
+// labels are numbered by, so the mirror image is renumbered before the two
+// are compared.
 func (s *State) CanonicalEncoding(e *Encoding) bool {
 	s.Encode(e)
 	var m Encoding
 	e.mirror(&m)
-	if !procsLess(&m, e) {
+	if !m.less(e) {
 		return false
 	}
 	*e = m

@@ -98,7 +98,7 @@ func TestCanonicalEncodingMatchesTheStates(t *testing.T) {
 		s.Encode(&es)
 		m.Encode(&em)
 		want, swapped := es, false
-		if procsLess(&em, &es) {
+		if em.less(&es) {
 			want, swapped = em, true
 		}
 		sw := s.CanonicalEncoding(&got)
@@ -109,4 +109,27 @@ func TestCanonicalEncodingMatchesTheStates(t *testing.T) {
 		}
 	}
 	require.Positive(t, n, "some states swap")
+}
+
+// TestCanonicalIsUniqueWhenTheProcessesTie: a state and its mirror image
+// have one representative, also when the two processes' bytes tie and only
+// the disk (who holds the lock) tells them apart.
+func TestCanonicalIsUniqueWhenTheProcessesTie(t *testing.T) {
+	b := DefaultBounds()
+	states := sampleStates(ref(t), b, 1000, 400, 60, 3)
+	for _, s := range states[:200] {
+		s.Procs[1] = s.Procs[0] // the processes tie ...
+		for _, lock := range []uint8{1, 2} {
+			s.Disk.Lock = lock // ... and the lock tells them apart
+			states = append(states, s)
+		}
+	}
+	for _, s := range states {
+		m := mirror(s)
+		canonicalCopies(&m)
+		var cs, cm Encoding
+		s.CanonicalEncoding(&cs)
+		m.CanonicalEncoding(&cm)
+		require.Equal(t, cs, cm, "%v", s)
+	}
 }
