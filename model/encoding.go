@@ -1,7 +1,6 @@
 package model
 
 import (
-
 	"github.com/zeebo/xxh3"
 
 	"github.com/xpwc/xpwc/spec"
