@@ -50,6 +50,7 @@ type exploreJSON struct {
 type livenessJSON struct {
 	Checked        bool        `json:"checked"`
 	FairComponents int         `json:"fair_components"`
+	Seconds        float64     `json:"seconds"` // after the search's seconds
 	Violations     []lassoJSON `json:"violations"`
 }
 
@@ -451,7 +452,7 @@ func toJSON(d model.Design, r explore.Result) exploreJSON {
 		}
 		out.Violations = append(out.Violations, vj)
 	}
-	out.Liveness = livenessJSON{Checked: r.Liveness.Checked, FairComponents: r.Liveness.FairComponents, Violations: []lassoJSON{}}
+	out.Liveness = livenessJSON{Checked: r.Liveness.Checked, FairComponents: r.Liveness.FairComponents, Seconds: r.LivenessSeconds, Violations: []lassoJSON{}}
 	for _, l := range r.Liveness.Violations {
 		inv, _ := spec.InvariantByID(l.Invariant)
 		lj := lassoJSON{Invariant: string(l.Invariant), Guarantee: string(inv.Guarantee), Prefix: []string{}, Cycle: []string{}}

@@ -136,7 +136,8 @@ func TestExploreLivenessLasso(t *testing.T) {
 	var got struct {
 		Exhausted bool `json:"exhausted"`
 		Liveness  struct {
-			Checked    bool `json:"checked"`
+			Checked    bool    `json:"checked"`
+			Seconds    float64 `json:"seconds"`
 			Violations []struct {
 				Invariant string   `json:"invariant"`
 				Prefix    []string `json:"prefix"`
@@ -147,6 +148,7 @@ func TestExploreLivenessLasso(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	assert.True(t, got.Exhausted)
 	assert.True(t, got.Liveness.Checked)
+	assert.Positive(t, got.Liveness.Seconds, "the pass's own time")
 	require.Len(t, got.Liveness.Violations, 1)
 	assert.Equal(t, string(spec.InvConverge), got.Liveness.Violations[0].Invariant)
 	assert.NotEmpty(t, got.Liveness.Violations[0].Cycle)

@@ -92,7 +92,10 @@ type Result struct {
 	States      int     // distinct states visited
 	Transitions int     // outcomes generated (including into known states)
 	Depth       int     // deepest level expanded
-	Seconds     float64 // wall time
+	Seconds     float64 // wall time of the search
+	// LivenessSeconds is the wall time of the liveness pass that follows
+	// an exhausted search.
+	LivenessSeconds float64
 	// Exhausted is true when no new state appeared before the depth bound
 	// (the bounded state space was covered completely).
 	Exhausted bool
@@ -408,6 +411,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			res.Reached = append(res.Reached, Reach{Cover: covers[c].Name, Trace: reached[c]})
 		}
 	}
+	livenessStart := time.Now()
 	if g != nil && res.Exhausted {
 		g.finish()
 		res.Liveness = checkLiveness(&d, b, g, links, ids, &x.canon, tick)
@@ -428,6 +432,9 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		if sp.err != nil {
 			return Result{}, searched{}, sp.err
 		}
+	}
+	if res.Liveness.Checked {
+		res.LivenessSeconds = time.Since(livenessStart).Seconds()
 	}
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",

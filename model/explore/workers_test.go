@@ -64,8 +64,8 @@ func TestWorkersSameResult(t *testing.T) {
 // the visited set's memory.
 func sameResult(t *testing.T, want, got Result, name string) {
 	t.Helper()
-	want.Seconds, want.Workers, want.VisitedBytes = 0, 0, 0
-	got.Seconds, got.Workers, got.VisitedBytes = 0, 0, 0
+	want.Seconds, want.Workers, want.VisitedBytes, want.LivenessSeconds = 0, 0, 0, 0
+	got.Seconds, got.Workers, got.VisitedBytes, got.LivenessSeconds = 0, 0, 0, 0
 	assert.Equal(t, want, got, name)
 }
 
