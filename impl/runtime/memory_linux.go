@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // mappedMemory sums, over this process's mappings of the file at path, the
@@ -54,13 +51,4 @@ func mappedMemory(path string) (rss, dirty int64, ok bool) {
 		}
 	}
 	return rss, dirty, true
-}
-
-// threadCPU is the CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID).
-func threadCPU() (time.Duration, bool) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
 }
