@@ -436,9 +436,9 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	if res.Liveness.Checked {
 		res.LivenessSeconds = time.Since(livenessStart).Seconds()
 	}
-	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "explore %s: done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations\n",
-			d.Name, res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
+	if tick != nil {
+		tick.printf("done: depth %d, %d states, %d transitions, %.2fs, %.0f states/s, %d violations",
+			res.Depth, res.States, res.Transitions, res.Seconds, res.StatesPerSecond(), len(res.Violations))
 	}
 	if opts.Fingerprints {
 		return res, searched{}, nil
