@@ -87,3 +87,64 @@ func TestExplorerFiguresCurrent(t *testing.T) {
 		t.Errorf("checked %d figures; the docs' phrasing moved away from what this test reads", checked)
 	}
 }
+
+// TestExhaustiveFiguresCurrent: model.md's figures for the runs to the end
+// at model.ExhaustiveBounds — the reference's row of the bounds table and
+// every design's row (states and liveness verdict) — are what the explorer
+// gives now.
+func TestExhaustiveFiguresCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores every design to the end at the exhaustive bounds")
+	}
+	b, err := os.ReadFile("model.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	num := func(s string) int {
+		n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	runs := map[string]explore.Result{}
+	result := func(name string) explore.Result {
+		if r, ok := runs[name]; ok {
+			return r
+		}
+		d, err := model.DesignByName(name)
+		if err != nil {
+			t.Fatalf("model.md: %v", err)
+		}
+		r, err := explore.Run(d, explore.Options{Bounds: model.ExhaustiveBounds(), Liveness: true, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[name] = r
+		return r
+	}
+	m := regexp.MustCompile("\\| `ExhaustiveBounds` \\(reference\\) \\| ([0-9,]+) \\| ([0-9,]+) \\|").FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("model.md: the ExhaustiveBounds row is not where this test looks for it")
+	}
+	if r := result("reference"); num(m[1]) != r.States || num(m[2]) != r.Transitions {
+		t.Errorf("model.md: ExhaustiveBounds row %s states, %s transitions; now %d and %d", m[1], m[2], r.States, r.Transitions)
+	}
+	rows := regexp.MustCompile(`(?m)^\| ([a-z0-9-]+) \| ([0-9,]+) \| [^|]* \| (converges|lasso I4-converge \(([0-9]+) fair components\)) \|$`).FindAllStringSubmatch(page, -1)
+	if len(rows) < 5 {
+		t.Fatalf("model.md: %d rows of the every-design table found; its phrasing moved away from what this test reads", len(rows))
+	}
+	for _, row := range rows {
+		r := result(row[1])
+		if num(row[2]) != r.States {
+			t.Errorf("model.md: %s explores %s states at ExhaustiveBounds, now %d", row[1], row[2], r.States)
+		}
+		converges := row[3] == "converges"
+		if !r.Liveness.Checked || converges != (len(r.Liveness.Violations) == 0) ||
+			(!converges && num(row[4]) != r.Liveness.FairComponents) {
+			t.Errorf("model.md: %s: %q, now checked %v, %d fair components, %d lassos", row[1], row[3],
+				r.Liveness.Checked, r.Liveness.FairComponents, len(r.Liveness.Violations))
+		}
+	}
+}
