@@ -359,8 +359,9 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		end = max(end, d.End())
 	}
 	var mem []byte
+	var m vfs.Mapping
 	if end > 0 {
-		m := cf.m // the mapping the index was decoded from, if any
+		m = cf.m // the mapping the index was decoded from, if any
 		cf.m = nil
 		if m == nil {
 			var err error
@@ -416,7 +417,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		}
 	}
 	if walkAhead && len(walk) > 0 {
-		c.pendingWalks = append(c.pendingWalks, pendingWalk{verify: walk})
+		c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end), verify: walk})
 	}
 	return nil
 }
