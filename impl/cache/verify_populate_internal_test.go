@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/vfs"
-	"github.com/xpwc/xpwc/spec"
 )
 
 // The verifying walk populates its mapping before it checks an entry:
@@ -20,9 +19,11 @@ func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
 	path := aheadFile(t, n)
 	var mu sync.Mutex
 	var bad []string
-	var a *aheadWalk
+	var c *Cache
 	hook := func(e *entry) {
-		// The walk's goroutine: its own fields are safe to read here.
+		// The walk's goroutine, after it took c.mu once: its own fields
+		// and the walks started are safe to read here.
+		a := c.prefaults[0].ahead
 		i := a.index(e)
 		end := a.at[i].off + a.at[i].size
 		limit := min(a.popEnd, (end+populateLead*a.popStep+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
@@ -32,32 +33,19 @@ func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	c.aheadChecked, c.aheadWindow = hook, 3*size
-	require.NoError(t, c.InitializeForProgram("P"))
-	hs := make([]Handle, n)
-	for i, k := range aheadKeys(n) {
-		h, hit := c.LookUp(k)
-		require.True(t, hit, "key %d", i)
-		hs[i] = h
-	}
+	// No compute: the walk checks its window, waits aheadPatience, then
+	// checks the rest without a window, its lead unchanged.
+	c, hs := openAheadWindow(t, path, n, 3*size, hook)
 	if _, ok := c.maps[0].(vfs.Populater); !ok {
 		t.Skip("mappings of this OS cannot be populated")
 	}
-	c.mu.Lock()
-	c.startWalks()
-	a = c.prefaults[0].ahead
-	c.mu.Unlock()
-	// No compute: the walk checks its window, waits aheadPatience, then
-	// checks the rest without a window, its lead unchanged.
 	waitWalks(c)
 	require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
 	for _, h := range hs {
 		_, err := c.Bytes(h)
 		require.NoError(t, err)
 	}
+	a := c.prefaults[0].ahead
 	require.NoError(t, a.popErr)
 	require.Greater(t, a.popCalls, 2, "the walk populated in fewer calls than its lead divides the file into")
 	mu.Lock()
