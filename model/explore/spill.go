@@ -222,11 +222,11 @@ type diskGraph struct {
 	heads spillFile
 	tops  [256]uint32
 	src   uint64
-	num  int32
-	row  []byte
-	outs int
-	rows int
-	hdr  [8 + 4 + binary.MaxVarintLen64]byte
+	num   int32
+	row   []byte
+	outs  int
+	rows  int
+	hdr   [8 + 4 + binary.MaxVarintLen64]byte
 	// release returns freed memory to the operating system (as
 	// fpTable's).
 	release func()
