@@ -14,6 +14,9 @@ import (
 func randomEncoding(r *rand.Rand, e *Encoding) {
 	for i := range e {
 		e[i] = byte(r.IntN(4))
+		if r.IntN(4) == 0 {
+			e[i] = byte(r.IntN(256)) // copy labels, among others
+		}
 	}
 	s := e.Decode()
 	s.Encode(e)
@@ -67,6 +70,55 @@ func TestSwapNamesIsTheFieldSwap(t *testing.T) {
 		e.swapNames()
 		if e != want {
 			t.Fatalf("swapNames gives %x, the field swap %x", e, want)
+		}
+	}
+}
+
+// canonicalEncodingUnderByDefinition is the least encoding of every
+// renaming in g, the earlier renaming (identity, SwapNames, SwapProcs,
+// both) on a tie: what CanonicalEncodingUnder computes, computed in full.
+func canonicalEncodingUnderByDefinition(s *State, e *Encoding, g Renaming) Renaming {
+	var x Encoding
+	s.Encode(e)
+	best := Renaming(0)
+	var c0 Encoding
+	s.Encode(&c0)
+	for _, r := range [...]Renaming{SwapNames, SwapProcs, SwapProcs | SwapNames} {
+		if r&^g != 0 {
+			continue
+		}
+		c0.rename(&x, r)
+		if bytes.Compare(x[:], e[:]) < 0 {
+			*e, best = x, r
+		}
+	}
+	return best
+}
+
+// The canonical form skips the renamings that cannot give the least
+// encoding (firstProcOrder); it gives what computing every renaming
+// gives, for every group, with the processes' first bytes often tied so
+// that both sides are searched too.
+func TestCanonicalEncodingUnderIsTheLeastRenaming(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var e, got, want Encoding
+	for range 50000 {
+		randomEncoding(r, &e)
+		if r.IntN(2) == 0 {
+			e[procSize], e[procSize+1] = e[0], e[1]
+		}
+		s := e.Decode()
+		for g := range SwapProcs | SwapNames + 1 {
+			rg := s.CanonicalEncodingUnder(&got, g)
+			rw := canonicalEncodingUnderByDefinition(&s, &want, g)
+			if got != want || rg != rw {
+				t.Fatalf("group %d, state %x: %x by %d, want %x by %d", g, e, got, rg, want, rw)
+			}
+		}
+		swapped := s.CanonicalEncoding(&got)
+		rw := canonicalEncodingUnderByDefinition(&s, &want, SwapProcs)
+		if got != want || swapped != (rw == SwapProcs) {
+			t.Fatalf("state %x: %x swapped %v, want %x by %d", e, got, swapped, want, rw)
 		}
 	}
 }

@@ -128,24 +128,47 @@ func (s *State) CanonicalEncodingUnder(e *Encoding, g Renaming) Renaming {
 	}
 	var c [4]Encoding // indexed by Renaming
 	s.Encode(&c[0])
-	c[SwapNames] = c[0]
-	c[SwapNames].swapNames()
-	best := Renaming(0)
-	if c[SwapNames].less(&c[best]) {
-		best = SwapNames
+	keep, swap := true, g&SwapProcs != 0 // whether the orbit's least can keep or exchange the processes
+	if swap {
+		keep, swap = firstProcOrder(&c[0])
 	}
-	if g&SwapProcs != 0 {
+	best := SwapProcs
+	if keep {
+		c[SwapNames] = c[0]
+		c[SwapNames].swapNames()
+		best = 0
+		if c[SwapNames].less(&c[best]) {
+			best = SwapNames
+		}
+	}
+	if swap {
 		c[0].mirror(&c[SwapProcs])
 		c[SwapProcs|SwapNames] = c[SwapProcs]
 		c[SwapProcs|SwapNames].swapNames()
-		for _, r := range [...]Renaming{SwapProcs, SwapProcs | SwapNames} {
-			if c[r].less(&c[best]) {
-				best = r
-			}
+		if !keep || c[SwapProcs].less(&c[best]) {
+			best = SwapProcs
+		}
+		if c[SwapProcs|SwapNames].less(&c[best]) {
+			best = SwapProcs | SwapNames
 		}
 	}
 	*e = c[best]
 	return best
+}
+
+// firstProcOrder tells, from an encoding's first two bytes of each process
+// (phase and kernel), which renamings can give its orbit's least encoding:
+// those that keep the processes in place (keep), those that exchange them
+// (swap), or, when the two tie, both. The first process's first two bytes
+// begin every renaming's encoding, and neither exchanging names nor
+// renumbering copy labels changes them, so the side whose first process
+// has the lesser two bytes holds the least; computing the other side's
+// encodings (a mirror image, an exchange of names, two compares) is what
+// this saves on most successors.
+func firstProcOrder(e *Encoding) (keep, swap bool) {
+	a := uint16(e[0])<<8 | uint16(e[1])
+	b := uint16(e[procSize])<<8 | uint16(e[procSize+1])
+	return a <= b, b <= a
 }
 
 // less orders encodings as bytes.Compare does, eight bytes at a time read
@@ -200,6 +223,14 @@ func (s State) Canonical() (State, bool) {
 // are compared.
 func (s *State) CanonicalEncoding(e *Encoding) bool {
 	s.Encode(e)
+	if keep, swap := firstProcOrder(e); !swap {
+		return false
+	} else if !keep {
+		var m Encoding
+		e.mirror(&m)
+		*e = m
+		return true
+	}
 	var m Encoding
 	e.mirror(&m)
 	if !m.less(e) {
