@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"slices"
 	"sync"
 
 	"github.com/xpwc/xpwc/model"
@@ -230,8 +229,11 @@ type diskGraph struct {
 	// release returns freed memory to the operating system (as
 	// fpTable's).
 	release func()
-	// workers is how many goroutines sort the fingerprints (fpIndex).
+	// workers is how many goroutines sort the fingerprints (fpIndex),
+	// name the steps and read them back.
 	workers int
+	// segs are the segments of the named steps' file (readNamed).
+	segs []namedSegment
 }
 
 func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file(), heads: s.file()} }
@@ -347,25 +349,13 @@ func (g *diskGraph) load(tick *ticker) (*graph, *diskIDs) {
 	if g.release != nil {
 		g.release() // the names go before the graph comes
 	}
-	r := named.reader()
-	var steps []byte
-	for range g.rows {
-		out.startNode()
-		n, err := binary.ReadUvarint(r)
-		if err == nil && n > 1<<20 {
-			err = errors.New("row too long")
-		}
+	named.flush()
+	if g.s.err == nil {
+		read, err := readNamed(named.f, g.segs, g.workers)
 		if err == nil {
-			steps = slices.Grow(steps[:0], int(n)*5)[:n*5]
-			_, err = io.ReadFull(r, steps)
+			return read, &diskIDs{g: g}
 		}
-		if err != nil {
-			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
-			break
-		}
-		for k := 0; k < len(steps); k += 5 {
-			out.add(binary.LittleEndian.Uint32(steps[k:]), steps[k+4])
-		}
+		g.s.fail(err)
 	}
 	out.finish()
 	return out, &diskIDs{g: g}
@@ -383,6 +373,7 @@ func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 	g.headsDo(idx.place)
 	idx.finish(g.workers)
 	var batch stepBatch
+	defer func() { g.segs = batch.segs }()
 	row := uint32(0)
 	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
 		batch.steps = append(batch.steps, steps...)
@@ -402,10 +393,14 @@ func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 // memory far larger than any cache, so it is the pass's longest part) and
 // written in order.
 type stepBatch struct {
-	steps []byte // the rows' steps, 9 bytes each
-	ends  []int  // where each row's steps end
-	outs  [][]byte
-	recs  [][]byte
+	steps  []byte // the rows' steps, 9 bytes each
+	ends   []int  // where each row's steps end
+	outs   [][]byte
+	recs   [][]byte
+	counts []int // each goroutine's share's steps
+	// segs are the segments written so far, one a goroutine's share of
+	// a batch (readNamed).
+	segs []namedSegment
 }
 
 // stepBatchBytes is a batch's size: a few thousand rows, small beside the
@@ -417,7 +412,7 @@ const stepBatchBytes = 1 << 20
 func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 	n := max(1, min(workers, len(s.ends)))
 	for len(s.outs) < n {
-		s.outs, s.recs = append(s.outs, nil), append(s.recs, nil)
+		s.outs, s.recs, s.counts = append(s.outs, nil), append(s.recs, nil), append(s.counts, 0)
 	}
 	part := func(w int) {
 		lo, hi := len(s.ends)*w/n, len(s.ends)*(w+1)/n
@@ -426,6 +421,7 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 			start = s.ends[lo-1]
 		}
 		out := s.outs[w][:0]
+		s.counts[w] = 0
 		for r := lo; r < hi; r++ {
 			rec := s.recs[w][:0]
 			k := 0
@@ -438,6 +434,7 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 			}
 			out = binary.AppendUvarint(out, uint64(k))
 			out = append(out, rec...)
+			s.counts[w] += k
 			s.recs[w] = rec
 		}
 		s.outs[w] = out
@@ -455,8 +452,11 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 		}
 		wg.Wait()
 	}
-	for _, out := range s.outs[:n] {
+	for w, out := range s.outs[:n] {
 		named.write(out)
+		if rows := len(s.ends)*(w+1)/n - len(s.ends)*w/n; rows > 0 {
+			s.segs = append(s.segs, namedSegment{rows: rows, steps: s.counts[w], size: len(out)})
+		}
 	}
 	s.steps, s.ends = s.steps[:0], s.ends[:0]
 }
@@ -616,6 +616,13 @@ func (f *spillFile) write(b []byte) {
 	}
 	_, err := f.w.Write(b)
 	f.s.fail(err)
+}
+
+// flush writes out what the buffer holds.
+func (f *spillFile) flush() {
+	if f.s.err == nil {
+		f.s.fail(f.w.Flush())
+	}
 }
 
 // reader reads the file from the start; on an error, an empty reader.
