@@ -109,3 +109,46 @@ func TestReadNamedIsTheGraphInOrder(t *testing.T) {
 		require.NoError(t, sp.close())
 	}
 }
+
+// Placing the rows' sources from the heads file on several goroutines, each
+// a range of rows, builds the index placing them one by one in row order
+// builds; a short file is an error.
+func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{1, 1000, 3*headsPerWorker + 17} {
+		fps := make([]uint64, n)
+		var tops [256]uint32
+		sp := &spill{temp: newTestTemp(t)}
+		heads := sp.file()
+		for i := range fps {
+			fps[i] = r.Uint64()
+			if i%5 == 0 {
+				fps[i] = fps[i]&(1<<56-1) | 0x42<<56 // a crowded run
+			}
+			tops[fps[i]>>56]++
+			heads.write(binary.LittleEndian.AppendUint64(nil, fps[i]))
+		}
+		heads.flush()
+		require.NoError(t, sp.err)
+		want := newFPIndex(n)
+		want.countTops(&tops)
+		want.startPlacing()
+		for i, fp := range fps {
+			want.place(fp, uint32(i))
+		}
+		for _, workers := range []int{1, 2, 3} {
+			got := newFPIndex(n)
+			got.countTops(&tops)
+			got.startPlacing()
+			require.NoError(t, got.placeHeads(heads.f, n, workers))
+			assert.Equal(t, want.top, got.top, "%d rows, %d workers", n, workers)
+			assert.Equal(t, want.fps, got.fps, "%d rows, %d workers", n, workers)
+			assert.Equal(t, want.ids, got.ids, "%d rows, %d workers", n, workers)
+		}
+		got := newFPIndex(n + 1)
+		got.countTops(&tops)
+		got.startPlacing()
+		assert.Error(t, got.placeHeads(heads.f, n+1, 2), "a row past the file's end")
+		require.NoError(t, sp.close())
+	}
+}

@@ -125,3 +125,82 @@ func (c *blocks[T]) resize(n int) {
 
 // set writes the i-th value; goroutines may set distinct values at once.
 func (c *blocks[T]) set(i int, v T) { c.b[i/blockLen][i%blockLen] = v }
+
+// placeHeads places the rows' sources, read from f (the heads file: 8
+// bytes a row, in row order), into x after startPlacing, on up to workers
+// goroutines: each takes a range of rows, counts its sources by run, and
+// places them from its own start in each run, the ranges' starts in row
+// order; so each run holds its sources in row order, as place one by one
+// leaves them, and top each run's end.
+func (x *fpIndex) placeHeads(f interface {
+	ReadAt(p []byte, off int64) (int, error)
+}, rows, workers int) error {
+	workers = max(1, min(workers, rows/headsPerWorker))
+	ranges := func(w int) (int, int) { return rows * w / workers, rows * (w + 1) / workers }
+	each := func(fn func(w int) error) error {
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[w] = fn(w)
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	read := func(w int, fn func(fp uint64, row uint32)) error {
+		lo, hi := ranges(w)
+		buf := make([]byte, spillBuffer)
+		for r := lo; r < hi; {
+			n := min(hi-r, len(buf)/8)
+			if err := readFull(f, buf[:n*8], int64(r)*8); err != nil {
+				return fmt.Errorf("explore: read liveness graph: %w", err)
+			}
+			for k := range n {
+				fn(binary.LittleEndian.Uint64(buf[k*8:]), uint32(r+k))
+			}
+			r += n
+		}
+		return nil
+	}
+	// at[w][t]: where range w places its next source of run t.
+	at := make([][]uint32, workers)
+	for w := range at {
+		at[w] = make([]uint32, len(x.top))
+	}
+	shift := 64 - x.topBits
+	if workers > 1 {
+		if err := each(func(w int) error {
+			return read(w, func(fp uint64, _ uint32) { at[w][fp>>shift]++ })
+		}); err != nil {
+			return err
+		}
+	}
+	for t := range len(x.top) - 1 {
+		next := x.top[t]
+		for w := range at {
+			n := at[w][t]
+			at[w][t] = next
+			next += n
+		}
+	}
+	if err := each(func(w int) error {
+		cur := at[w]
+		return read(w, func(fp uint64, row uint32) {
+			i := cur[fp>>shift]
+			x.fps[i], x.ids[i] = fp, row
+			cur[fp>>shift]++
+		})
+	}); err != nil {
+		return err
+	}
+	copy(x.top, x.top[1:]) // each run's end is the next one's start
+	x.top[len(x.top)-1] = uint32(rows)
+	return nil
+}
+
+// headsPerWorker is the fewest rows a goroutine places: fewer are not worth
+// a second read of the file.
+const headsPerWorker = 1 << 16

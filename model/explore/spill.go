@@ -364,13 +364,16 @@ func (g *diskGraph) load(tick *ticker) (*graph, *diskIDs) {
 // nameSteps writes each row's steps to named with their targets named by
 // row number, leaving out steps to states without a row. The rows'
 // sources, counted as they were written, are placed (fpIndex) from the
-// heads file; then the graph's file is read once, in order, to name the
-// steps.
+// heads file by every worker (placeHeads); then the graph's file is read
+// once, in order, to name the steps.
 func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 	idx := newFPIndex(g.rows)
 	idx.countTops(&g.tops)
 	idx.startPlacing()
-	g.headsDo(idx.place)
+	g.heads.flush()
+	if g.s.err == nil {
+		g.s.fail(idx.placeHeads(g.heads.f, g.rows, g.workers))
+	}
 	idx.finish(g.workers)
 	var batch stepBatch
 	defer func() { g.segs = batch.segs }()
