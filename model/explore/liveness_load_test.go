@@ -152,3 +152,15 @@ func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
 		require.NoError(t, sp.close())
 	}
 }
+
+// shortReader returns one byte less than asked for, and no error, which
+// io.ReaderAt's contract forbids: a file that does it is still not read as
+// whole.
+type shortReader struct{}
+
+func (shortReader) ReadAt(p []byte, _ int64) (int, error) { return max(len(p)-1, 0), nil }
+
+func TestReadFullShortReadIsAnError(t *testing.T) {
+	assert.Error(t, readFull(shortReader{}, make([]byte, 8), 0))
+	assert.NoError(t, readFull(shortReader{}, nil, 0), "nothing asked, nothing missing")
+}
