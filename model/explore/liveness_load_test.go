@@ -101,10 +101,12 @@ func TestReadNamedIsTheGraphInOrder(t *testing.T) {
 			func(s *namedSegment) { s.steps-- },
 			func(s *namedSegment) { s.size-- },
 		} {
-			segs := append([]namedSegment(nil), b.segs...)
-			bad(&segs[len(segs)/2])
-			_, err := readNamed(named.f, segs, 2)
-			assert.Error(t, err)
+			for _, at := range []int{len(b.segs) / 2, len(b.segs) - 1} { // the last: no segment after it to absorb a step too many
+				segs := append([]namedSegment(nil), b.segs...)
+				bad(&segs[at])
+				_, err := readNamed(named.f, segs, 2)
+				assert.Error(t, err)
+			}
 		}
 		require.NoError(t, sp.close())
 	}
