@@ -54,13 +54,15 @@ func readNamed(f interface {
 				s, p := segs[i], places[i]
 				buf = append(buf[:0], make([]byte, s.size)...)
 				err := readFull(f, buf, int64(p.at))
-				if err == nil {
+				if err != nil {
+					err = fmt.Errorf("explore: read liveness graph: %w", err)
+				} else {
 					err = g.parseSegment(buf, s, p.row, p.step)
 				}
 				if err != nil {
 					mu.Lock()
 					if failure == nil {
-						failure = fmt.Errorf("explore: read liveness graph: %w", err)
+						failure = err
 					}
 					mu.Unlock()
 					return
@@ -89,7 +91,9 @@ func readFull(f interface {
 	return err
 }
 
-var errBadSegment = errors.New("segment does not hold its rows and steps")
+// errBadSegment is a segment of the named steps' file that does not hold
+// the rows and steps its record says.
+var errBadSegment = errors.New("explore: a segment of the liveness graph's file does not hold its rows and steps")
 
 // parseSegment fills the graph's rows from row on and steps from step on
 // with segment s, read into buf.
