@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/xpwc/xpwc/spec"
 )
@@ -91,24 +92,22 @@ func (e *Encoding) rename(x *Encoding, r Renaming) {
 }
 
 // swapNames exchanges the records of w0 and w1 in the encoding. Labels are
-// numbered name by name, so the result needs no renumbering.
+// numbered name by name, so the result needs no renumbering. The records
+// are swapped as fixed-size arrays: the canonical form swaps names twice
+// per successor the explorer generates.
 func (e *Encoding) swapNames() {
-	swap := func(i, j, n int) {
-		for k := range n {
-			e[i+k], e[j+k] = e[j+k], e[i+k]
-		}
-	}
 	for q := range maxProcs {
 		o := q * procSize
-		swap(o+2, o+3, 1)
-		swap(o+procEnts, o+procEnts+entrySize, entrySize)
-		swap(o+procTomb, o+procTomb+1, 1)
+		e[o+2], e[o+3] = e[o+3], e[o+2]
+		a, b := (*[entrySize]byte)(e[o+procEnts:]), (*[entrySize]byte)(e[o+procEnts+entrySize:])
+		*a, *b = *b, *a
+		e[o+procTomb], e[o+procTomb+1] = e[o+procTomb+1], e[o+procTomb]
 	}
-	swap(encIdx, encIdx+1, 1)
-	env := encDisk + diskSize
-	swap(env+1, env+2, 1)
-	ghost := env + envSize + 1
-	swap(ghost, ghost+1, 1)
+	e[encIdx], e[encIdx+1] = e[encIdx+1], e[encIdx]
+	const env = encDisk + diskSize
+	e[env+1], e[env+2] = e[env+2], e[env+1]
+	const ghost = env + envSize + 1
+	e[ghost], e[ghost+1] = e[ghost+1], e[ghost]
 }
 
 // CanonicalEncodingUnder writes the encoding of the representative of s's
@@ -129,27 +128,62 @@ func (s *State) CanonicalEncodingUnder(e *Encoding, g Renaming) Renaming {
 	}
 	var c [4]Encoding // indexed by Renaming
 	s.Encode(&c[0])
-	c[SwapNames] = c[0]
-	c[SwapNames].swapNames()
-	best := Renaming(0)
-	if c[SwapNames].less(&c[best]) {
-		best = SwapNames
+	keep, swap := true, g&SwapProcs != 0 // whether the orbit's least can keep or exchange the processes
+	if swap {
+		keep, swap = firstProcOrder(&c[0])
 	}
-	if g&SwapProcs != 0 {
+	best := SwapProcs
+	if keep {
+		c[SwapNames] = c[0]
+		c[SwapNames].swapNames()
+		best = 0
+		if c[SwapNames].less(&c[best]) {
+			best = SwapNames
+		}
+	}
+	if swap {
 		c[0].mirror(&c[SwapProcs])
 		c[SwapProcs|SwapNames] = c[SwapProcs]
 		c[SwapProcs|SwapNames].swapNames()
-		for _, r := range [...]Renaming{SwapProcs, SwapProcs | SwapNames} {
-			if c[r].less(&c[best]) {
-				best = r
-			}
+		if !keep || c[SwapProcs].less(&c[best]) {
+			best = SwapProcs
+		}
+		if c[SwapProcs|SwapNames].less(&c[best]) {
+			best = SwapProcs | SwapNames
 		}
 	}
 	*e = c[best]
 	return best
 }
 
-func (e *Encoding) less(f *Encoding) bool { return bytes.Compare(e[:], f[:]) < 0 }
+// firstProcOrder tells, from an encoding's first two bytes of each process
+// (phase and kernel), which renamings can give its orbit's least encoding:
+// those that keep the processes in place (keep), those that exchange them
+// (swap), or, when the two tie, both. The first process's first two bytes
+// begin every renaming's encoding, and neither exchanging names nor
+// renumbering copy labels changes them, so the side whose first process
+// has the lesser two bytes holds the least; computing the other side's
+// encodings (a mirror image, an exchange of names, two compares) is what
+// this saves on most successors.
+func firstProcOrder(e *Encoding) (keep, swap bool) {
+	a := uint16(e[0])<<8 | uint16(e[1])
+	b := uint16(e[procSize])<<8 | uint16(e[procSize+1])
+	return a <= b, b <= a
+}
+
+// less orders encodings as bytes.Compare does, eight bytes at a time read
+// big-endian: the explorer compares three or four a successor, and two
+// encodings of one orbit mostly differ in their first word.
+func (e *Encoding) less(f *Encoding) bool {
+	const words = EncodedSize / 8
+	for i := 0; i < words*8; i += 8 {
+		x, y := binary.BigEndian.Uint64(e[i:]), binary.BigEndian.Uint64(f[i:])
+		if x != y {
+			return x < y
+		}
+	}
+	return bytes.Compare(e[words*8:], f[words*8:]) < 0
+}
 
 // ProcsAmbiguous reports whether s equals one of its renamings in group g
 // that exchanges the processes: then which process is which cannot be told
@@ -189,6 +223,14 @@ func (s State) Canonical() (State, bool) {
 // are compared.
 func (s *State) CanonicalEncoding(e *Encoding) bool {
 	s.Encode(e)
+	if keep, swap := firstProcOrder(e); !swap {
+		return false
+	} else if !keep {
+		var m Encoding
+		e.mirror(&m)
+		*e = m
+		return true
+	}
 	var m Encoding
 	e.mirror(&m)
 	if !m.less(e) {

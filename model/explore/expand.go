@@ -136,6 +136,7 @@ func (w *worker) expand(c *chunk) {
 	for k := range c.encs {
 		w.state = c.encs[k].Decode()
 		s := &w.state
+		current := model.Current(x.b, s) // edgeFlags' test of the state, once for its steps
 		if x.stateFPs {
 			c.fps = append(c.fps, c.encs[k].Fingerprint())
 		}
@@ -162,7 +163,9 @@ func (w *worker) expand(c *chunk) {
 					}
 					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
-				sc.edge = edgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
+				if current && model.Quiet(out.Op) {
+					sc.edge = quietEdgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
+				}
 				if w.covered != all {
 					for i := range x.covers {
 						if w.covered&(1<<i) == 0 && x.covers[i].Reached(t) {
@@ -185,6 +188,11 @@ func edgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 	if !model.Quiet(t.Out.Op) || !model.Current(b, t.Prev) {
 		return 0
 	}
+	return quietEdgeFlags(b, t, swapped)
+}
+
+// quietEdgeFlags is edgeFlags of a quiet step from a current state.
+func quietEdgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 	f := edgeQuiet
 	if model.ConvergedLaunch(b, t) {
 		f |= edgeConverged

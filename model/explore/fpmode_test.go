@@ -112,7 +112,7 @@ func TestFingerprintModeClosesItsFiles(t *testing.T) {
 	temp := newTestTemp(t)
 	_, err = Run(d, Options{Bounds: livenessBounds, Liveness: true, Fingerprints: true, TempFiles: temp})
 	require.NoError(t, err)
-	assert.Equal(t, 5, temp.made, "two levels, the links, the graph and its named steps")
+	assert.Equal(t, 6, temp.made, "two levels, the links, the graph, its rows' sources and its named steps")
 	assert.Zero(t, temp.open)
 }
 

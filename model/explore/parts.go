@@ -80,6 +80,9 @@ func (v *visitedParts) addFirst(fp uint64) {
 // each whether it was new and its number in the part.
 func (v *visitedParts) insert(p int, c *chunk) {
 	set, next, res := v.sets[p], v.next[p], c.pres[p][:0]
+	if v.tabs != nil {
+		v.tabs[p].warm(c.pfp[p])
+	}
 	for _, fp := range c.pfp[p] {
 		id, added := set.addID(fp, next)
 		if added {

@@ -212,23 +212,31 @@ func (l *diskLinks) get(i int32) (int32, uint16) {
 // searches (quiet, not a converged launch, not back to itself), its
 // fingerprint and number, then each such step's target fingerprint and
 // flags. Targets are named by fingerprint because the fingerprint mode
-// keeps no state numbers in memory; load numbers them afterwards.
+// keeps no state numbers in memory; load numbers them afterwards. The
+// rows' sources also go, alone, to a second file (heads), and are counted
+// by their top byte (tops), so that indexing them (nameSteps) reads 8
+// bytes a row once instead of the whole graph twice.
 type diskGraph struct {
 	spillFile
-	src  uint64
-	num  int32
-	row  []byte
-	outs int
-	rows int
-	hdr  [8 + 4 + binary.MaxVarintLen64]byte
+	heads spillFile
+	tops  [256]uint32
+	src   uint64
+	num   int32
+	row   []byte
+	outs  int
+	rows  int
+	hdr   [8 + 4 + binary.MaxVarintLen64]byte
 	// release returns freed memory to the operating system (as
 	// fpTable's).
 	release func()
-	// workers is how many goroutines sort the fingerprints (fpIndex).
+	// workers is how many goroutines sort the fingerprints (fpIndex),
+	// name the steps and read them back.
 	workers int
+	// segs are the segments of the named steps' file (readNamed).
+	segs []namedSegment
 }
 
-func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file()} }
+func newDiskGraph(s *spill) *diskGraph { return &diskGraph{spillFile: s.file(), heads: s.file()} }
 
 // startNode ends the previous state's row and begins state num's.
 func (g *diskGraph) startNode(num int32, fp uint64) {
@@ -254,8 +262,30 @@ func (g *diskGraph) flushRow() {
 	g.s.fail(err)
 	_, err = g.w.Write(g.row)
 	g.s.fail(err)
+	g.heads.write(hdr[:8])
+	g.tops[g.src>>56]++
 	g.rows++
 	g.outs = 0
+}
+
+// headsDo calls fn for every row's source, with the row's number, in
+// order.
+func (g *diskGraph) headsDo(fn func(src uint64, row uint32)) {
+	r := g.heads.reader()
+	buf := make([]byte, spillBuffer)
+	row := uint32(0)
+	for left := g.rows; left > 0 && g.s.err == nil; {
+		b := buf[:min(left, len(buf)/8)*8]
+		if _, err := io.ReadFull(r, b); err != nil {
+			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
+			return
+		}
+		for k := 0; k < len(b); k += 8 {
+			fn(binary.LittleEndian.Uint64(b[k:]), row)
+			row++
+		}
+		left -= len(b) / 8
+	}
 }
 
 // rowsDo calls fn for every row in order: source, number, and the packed
@@ -319,43 +349,35 @@ func (g *diskGraph) load(tick *ticker) (*graph, *diskIDs) {
 	if g.release != nil {
 		g.release() // the names go before the graph comes
 	}
-	r := named.reader()
-	step := make([]byte, 5)
-	for range g.rows {
-		out.startNode()
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
-			break
+	named.flush()
+	if g.s.err == nil {
+		read, err := readNamed(named.f, g.segs, g.workers)
+		if err == nil {
+			return read, &diskIDs{g: g}
 		}
-		for range n {
-			if _, err := io.ReadFull(r, step); err != nil {
-				g.s.fail(fmt.Errorf("explore: read liveness graph: %w", err))
-				break
-			}
-			out.add(binary.LittleEndian.Uint32(step[:]), step[4])
-		}
+		g.s.fail(err)
 	}
 	out.finish()
 	return out, &diskIDs{g: g}
 }
 
 // nameSteps writes each row's steps to named with their targets named by
-// row number, leaving out steps to states without a row. The file is read
-// three times, in order: to count the rows' fingerprints by their top
-// bits, to place them (fpIndex), and to name the steps.
+// row number, leaving out steps to states without a row. The rows'
+// sources, counted as they were written, are placed (fpIndex) from the
+// heads file by every worker (placeHeads); then the graph's file is read
+// once, in order, to name the steps.
 func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 	idx := newFPIndex(g.rows)
-	g.rowsDo(func(src uint64, _ int32, _ []byte) { idx.count(src) })
+	idx.countTops(&g.tops)
 	idx.startPlacing()
-	row := uint32(0)
-	g.rowsDo(func(src uint64, _ int32, _ []byte) {
-		idx.place(src, row)
-		row++
-	})
+	g.heads.flush()
+	if g.s.err == nil {
+		g.s.fail(idx.placeHeads(g.heads.f, g.rows, g.workers))
+	}
 	idx.finish(g.workers)
 	var batch stepBatch
-	row = 0
+	defer func() { g.segs = batch.segs }()
+	row := uint32(0)
 	g.rowsDo(func(_ uint64, _ int32, steps []byte) {
 		batch.steps = append(batch.steps, steps...)
 		batch.ends = append(batch.ends, len(batch.steps))
@@ -374,10 +396,14 @@ func (g *diskGraph) nameSteps(named spillFile, tick *ticker) {
 // memory far larger than any cache, so it is the pass's longest part) and
 // written in order.
 type stepBatch struct {
-	steps []byte // the rows' steps, 9 bytes each
-	ends  []int  // where each row's steps end
-	outs  [][]byte
-	recs  [][]byte
+	steps  []byte // the rows' steps, 9 bytes each
+	ends   []int  // where each row's steps end
+	outs   [][]byte
+	recs   [][]byte
+	counts []int // each goroutine's share's steps
+	// segs are the segments written so far, one a goroutine's share of
+	// a batch (readNamed).
+	segs []namedSegment
 }
 
 // stepBatchBytes is a batch's size: a few thousand rows, small beside the
@@ -389,7 +415,7 @@ const stepBatchBytes = 1 << 20
 func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 	n := max(1, min(workers, len(s.ends)))
 	for len(s.outs) < n {
-		s.outs, s.recs = append(s.outs, nil), append(s.recs, nil)
+		s.outs, s.recs, s.counts = append(s.outs, nil), append(s.recs, nil), append(s.counts, 0)
 	}
 	part := func(w int) {
 		lo, hi := len(s.ends)*w/n, len(s.ends)*(w+1)/n
@@ -398,6 +424,7 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 			start = s.ends[lo-1]
 		}
 		out := s.outs[w][:0]
+		s.counts[w] = 0
 		for r := lo; r < hi; r++ {
 			rec := s.recs[w][:0]
 			k := 0
@@ -410,6 +437,7 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 			}
 			out = binary.AppendUvarint(out, uint64(k))
 			out = append(out, rec...)
+			s.counts[w] += k
 			s.recs[w] = rec
 		}
 		s.outs[w] = out
@@ -427,8 +455,11 @@ func (s *stepBatch) name(idx *fpIndex, workers int, named *spillFile) {
 		}
 		wg.Wait()
 	}
-	for _, out := range s.outs[:n] {
+	for w, out := range s.outs[:n] {
 		named.write(out)
+		if rows := len(s.ends)*(w+1)/n - len(s.ends)*w/n; rows > 0 {
+			s.segs = append(s.segs, namedSegment{rows: rows, steps: s.counts[w], size: len(out)})
+		}
 	}
 	s.steps, s.ends = s.steps[:0], s.ends[:0]
 }
@@ -463,6 +494,14 @@ func newFPIndex(n int) *fpIndex {
 
 // count counts fp in its run (before startPlacing).
 func (x *fpIndex) count(fp uint64) { x.top[fp>>(64-x.topBits)+1]++ }
+
+// countTops counts fingerprints counted by their top byte (tops[b]: how
+// many have top byte b) in their runs, as count would one by one.
+func (x *fpIndex) countTops(tops *[256]uint32) {
+	for b, n := range tops {
+		x.top[b>>(8-x.topBits)+1] += n
+	}
+}
 
 // startPlacing turns the counts into each run's start.
 func (x *fpIndex) startPlacing() {
@@ -582,6 +621,13 @@ func (f *spillFile) write(b []byte) {
 	f.s.fail(err)
 }
 
+// flush writes out what the buffer holds.
+func (f *spillFile) flush() {
+	if f.s.err == nil {
+		f.s.fail(f.w.Flush())
+	}
+}
+
 // reader reads the file from the start; on an error, an empty reader.
 func (f *spillFile) reader() *bufio.Reader {
 	if f.s.err != nil {
@@ -612,12 +658,10 @@ func (d *diskIDs) only(members []int32) stateIDs {
 		in[m] = true
 	}
 	ids := make(map[uint64]uint32, len(members))
-	row := int32(0)
-	d.g.rowsDo(func(src uint64, _ int32, _ []byte) {
-		if in[row] {
-			ids[src] = uint32(row)
+	d.g.headsDo(func(src uint64, row uint32) {
+		if in[int32(row)] {
+			ids[src] = row
 		}
-		row++
 	})
 	return &diskIDs{g: d.g, ids: ids}
 }
