@@ -90,3 +90,27 @@ func TestFairCycleThroughMirrorImages(t *testing.T) {
 		})
 	}
 }
+
+// Merging the processes' mirror images costs a counterexample nothing: the
+// walk through a fair component follows each state's parity (which
+// process is which), so the lasso's prefix and cycle are as long as those
+// the full graph gives. A walk that lost the parity would end at the
+// start's mirror image and go round twice.
+func TestLassoAsShortAsWithoutSymmetry(t *testing.T) {
+	b := livenessBounds
+	b.Kernels = 1
+	for _, name := range []string{"pr19862-no-index", "repack-to-heap", "executorch"} {
+		d, err := model.DesignByName(name)
+		require.NoError(t, err)
+		sym, err := Run(d, Options{Bounds: b, Liveness: true})
+		require.NoError(t, err)
+		all, err := Run(d, Options{Bounds: b, Liveness: true, NoSymmetry: true})
+		require.NoError(t, err)
+		require.Len(t, sym.Liveness.Violations, 1, name)
+		require.Len(t, all.Liveness.Violations, 1, name)
+		s, a := sym.Liveness.Violations[0], all.Liveness.Violations[0]
+		requireLasso(t, &d, b, s)
+		assert.Len(t, s.Prefix, len(a.Prefix), "%s: prefix", name)
+		assert.Len(t, s.Cycle, len(a.Cycle), "%s: cycle", name)
+	}
+}
