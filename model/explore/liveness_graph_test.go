@@ -23,9 +23,13 @@ type edge struct {
 	flags    uint8
 }
 
-// handGraph builds the graph of n states with the given steps (listed by
-// from, in order), as the explorer adds them.
-func handGraph(n int, edges []edge) *graph {
+// handGraph builds the graph of the given steps (listed by from, in
+// order), as the explorer adds them.
+func handGraph(edges []edge) *graph {
+	n := 0
+	for _, e := range edges {
+		n = max(n, e.from+1, e.to+1)
+	}
 	g := &graph{}
 	k := 0
 	for v := range n {
@@ -38,7 +42,8 @@ func handGraph(n int, edges []edge) *graph {
 	return g
 }
 
-// With the processes' mirror images merged, a cycle of the graph may be
+// The check's components are the graph's: a launch on a step between two
+// components counts in neither. With the processes' mirror images merged, a cycle of the graph may be
 // half of a concrete cycle: it closes on the start's mirror image, and a
 // finalize by the canonical process A is by B on the way back. The check
 // counts such a cycle as fair exactly when going round it twice launches
@@ -72,11 +77,14 @@ func TestFairCycleThroughMirrorImages(t *testing.T) {
 		{"one launches", []edge{{0, 1, launchA}, {1, 0, swap &^ edgeSwapped}}, 0, 0},
 		// A converged launch leaves the graph the check searches.
 		{"converged", []edge{{0, 1, launchA | edgeConverged}, {1, 0, swap}}, 0, 0},
+		// B launches on the way into a cycle where only A does: two
+		// components, neither fair.
+		{"launch into a cycle", []edge{{0, 1, launchB}, {1, 2, launchA}, {2, 1, swap &^ edgeSwapped}}, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, group := range []model.Renaming{model.SwapProcs, 0} {
-				g := handGraph(2, c.edges)
+				g := handGraph(c.edges)
 				canon := model.NewCanon(&d, b, group, false)
 				lv := checkLiveness(&d, b, g, noStates{}, noStates{}, &canon, nil)
 				require.True(t, lv.Checked)
