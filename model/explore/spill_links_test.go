@@ -1,0 +1,40 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A parent link that cannot be read, after an I/O error or at one, reads
+// as the start state's (-1): a trace (links.trace walks parents while they
+// are positive) then ends, and the run returns the error, instead of
+// walking a parent that was never read.
+func TestDiskLinksAfterAnError(t *testing.T) {
+	put := func(l *diskLinks) {
+		for i := range 4 {
+			l.put(int32(i)-1, uint16(i))
+		}
+	}
+	s := &spill{temp: newTestTemp(t)}
+	l := newDiskLinks(s)
+	put(l)
+	p, via := l.get(3)
+	require.NoError(t, s.err)
+	assert.Equal(t, int32(2), p)
+	assert.Equal(t, uint16(3), via)
+
+	s.fail(errInjected) // another file of the run failed
+	p, _ = l.get(3)
+	assert.Equal(t, int32(-1), p, "after an error")
+	assert.ErrorIs(t, s.close(), errInjected)
+
+	temp := &faultyTemp{testTemp: newTestTemp(t), method: "ReadAt", at: 1}
+	s = &spill{temp: temp}
+	l = newDiskLinks(s)
+	put(l)
+	p, _ = l.get(3)
+	assert.Equal(t, int32(-1), p, "at a failed read")
+	assert.ErrorIs(t, s.close(), errInjected)
+}
