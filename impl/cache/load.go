@@ -387,14 +387,21 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	if walkAhead {
 		walk = make([]*entry, 0, len(add))
 	}
+	// Into an empty index (every warm launch) the names of a file of the
+	// configured format go unchecked: the parser and merge's map give each
+	// name once, so none displaces another, and each is hashed once, not
+	// twice. A v3 file's names can meet in a v2 cache (concatenated).
+	displace := c.byName.len() > 0 || c.otherFormat(cf)
 	for i := range add {
 		d := &add[i]
-		if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
-			// A packing of ours that will never be committed (heap: the
-			// lock was busy; file bytes of a failed commit), or a carried
-			// copy: the committed one serves later look-ups; ours lives on
-			// while referenced.
-			c.unindex(cur)
+		if displace {
+			if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
+				// A packing of ours that will never be committed (heap:
+				// the lock was busy; file bytes of a failed commit), or a
+				// carried copy: the committed one serves later look-ups;
+				// ours lives on while referenced.
+				c.unindex(cur)
+			}
 		}
 		e := &es[i]
 		c.nextID++
