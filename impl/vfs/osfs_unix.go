@@ -5,9 +5,10 @@ package vfs
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 // openNonblock is O_NONBLOCK, which OpenFile adds to every open.
@@ -24,7 +25,7 @@ func (o *osFile) Map(off int64, length int, prot Prot) (Mapping, error) {
 		// page, a page fault in the fresh process of a warm launch.
 		p, err := unix.MmapPtr(fd, off, nil, uintptr(length), unixProt(prot), unix.MAP_SHARED)
 		if err == nil {
-			b = unsafe.Slice((*byte)(p), length)
+			b = rawmem.At(p, length)
 		}
 		return err
 	})
@@ -126,7 +127,7 @@ func (m *osMapping) Close() error {
 	}
 	b := m.b
 	m.b = nil
-	if err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b))); err != nil {
+	if err := unix.MunmapPtr(rawmem.Pointer(b), uintptr(len(b))); err != nil {
 		return fmt.Errorf("vfs: munmap: %w", err)
 	}
 	return nil

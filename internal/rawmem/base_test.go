@@ -23,3 +23,12 @@ func TestBaseSlice(t *testing.T) {
 	require.NotNil(t, empty)
 	require.Empty(t, empty)
 }
+
+// TestPointerAt: At(Pointer(b), len(b)) is b with its capacity clipped.
+func TestPointerAt(t *testing.T) {
+	buf := []byte{1, 2, 3, 4}
+	got := At(Pointer(buf[1:]), 2)
+	require.Equal(t, []byte{2, 3}, got)
+	require.Equal(t, 2, cap(got))
+	require.Nil(t, Pointer(nil))
+}

@@ -123,3 +123,11 @@ func Slice(p *byte, n int) []byte {
 	}
 	return unsafe.Slice(p, n)
 }
+
+// Pointer is b's first byte as an unsafe.Pointer (nil for a nil slice),
+// for a system call that takes an address.
+func Pointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// At is the n bytes at p (memory a system call returned, such as a
+// mapping), with capacity n.
+func At(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
