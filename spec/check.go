@@ -289,12 +289,26 @@ func mix(a, b uint64) uint64 {
 // start it contains, and ranges containing no start are disjoint, so the
 // scan costs at most the data area's bits. Empty ranges overlap nothing and
 // are skipped.
+//
+// An index whose non-empty ranges come in file order, each starting at or
+// after the previous one's end (as xpwc writes them), is disjoint: that is
+// checked as entries are added, and the bitmap is made only at the first
+// entry out of that order, from the entries before it. A warm load of such
+// a file then touches no bitmap page (a fresh page is a page fault, the
+// larger part of a warm launch's time on a machine whose first touches
+// trap), and the answer is the bitmap's, since the bitmap then sees every
+// entry, in order.
 type startMap struct {
 	shift  uint // log2 of the unit, a power of two
-	starts []uint64
-	sameA  int // first pair found sharing a start, or -1
-	sameB  int // set with sameA
-	next   int
+	words  uint64
+	starts []uint64 // made at the first entry out of order, if words > 0
+	// inOrder: every non-empty range added so far starts at or after the
+	// end of the one before it (end).
+	inOrder bool
+	end     uint64
+	sameA   int // first pair found sharing a start, or -1
+	sameB   int // set with sameA
+	next    int
 }
 
 // maxStartBitmap is the largest bitmap a startMap allocates: 4 MiB, one bit
@@ -315,20 +329,32 @@ func newStartMap(unit, bound uint64) *startMap {
 // parameter, so tests can run both strategies on small inputs.
 func newStartMapLimit(unit, bound, limit uint64) *startMap {
 	shift := uint(bits.TrailingZeros64(unit))
-	m := &startMap{shift: shift, sameA: -1}
+	m := &startMap{shift: shift, sameA: -1, inOrder: true}
 	if words := (bound>>shift + 1 + 63) / 64; words <= limit/8 {
-		m.starts = make([]uint64, words)
+		m.words = words
 	}
 	return m
 }
 
 // add records the start of entry next, e, whose range the caller has
-// checked to be aligned and to end at or before the bound.
+// checked to be aligned and to end at or before the bound. entries holds
+// the entries added before it.
 func (m *startMap) add(entries []Entry, e *Entry) {
 	i := m.next
 	m.next++
-	if e.Size == 0 || m.sameA >= 0 || m.starts == nil {
+	if e.Size == 0 || m.sameA >= 0 {
 		return
+	}
+	if m.inOrder {
+		if e.Offset >= m.end {
+			m.end = e.End()
+			return
+		}
+		m.inOrder = false
+		m.makeBitmap(entries[:i])
+	}
+	if m.starts == nil {
+		return // checked by sorting
 	}
 	u := e.Offset >> m.shift
 	if m.starts[u/64]&(1<<(u%64)) != 0 {
@@ -338,14 +364,31 @@ func (m *startMap) add(entries []Entry, e *Entry) {
 	m.starts[u/64] |= 1 << (u % 64)
 }
 
+// makeBitmap makes the bitmap (if the bound allows one) holding the starts
+// of before, entries in order with disjoint ranges, so no two share one.
+func (m *startMap) makeBitmap(before []Entry) {
+	if m.words == 0 {
+		return
+	}
+	m.starts = make([]uint64, m.words)
+	for j := range before {
+		if before[j].Size > 0 {
+			u := before[j].Offset >> m.shift
+			m.starts[u/64] |= 1 << (u % 64)
+		}
+	}
+}
+
 // overlap returns two overlapping entries among those added, or (-1, -1):
 // the first entry whose start repeats an earlier one's, else the first
 // range containing another's start.
 func (m *startMap) overlap(entries []Entry) (int, int) {
-	if m.starts == nil {
+	switch {
+	case m.inOrder:
+		return -1, -1
+	case m.starts == nil:
 		return sortedOverlap(entries)
-	}
-	if m.sameA >= 0 {
+	case m.sameA >= 0:
 		return m.sameA, m.sameB
 	}
 	for i := range entries {

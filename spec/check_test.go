@@ -73,8 +73,8 @@ func TestSortedOverlapMatchesBitmap(t *testing.T) {
 		bound := uint64(32 * 4096)
 		bitmap := newStartMap(4096, bound)
 		sorted := newStartMapLimit(4096, bound, 0)
-		require.NotNil(t, bitmap.starts)
-		require.Nil(t, sorted.starts)
+		require.NotZero(t, bitmap.words)
+		require.Zero(t, sorted.words)
 		for i := range entries {
 			bitmap.add(entries, &entries[i])
 			sorted.add(entries, &entries[i])
@@ -305,9 +305,11 @@ func TestStartMapBitmapLimit(t *testing.T) {
 	require.Equal(t, uint64(128<<30), uint64(pages)*4096)
 	var m *startMap
 	got := AllocatedBytes(func() { m = newStartMap(4096, (pages-1)*4096) })
-	require.Equal(t, maxStartBitmap/8, len(m.starts))
+	require.Equal(t, uint64(maxStartBitmap/8), m.words)
+	require.Less(t, got, uint64(64<<10), "no bitmap before an entry out of order")
+	got = AllocatedBytes(func() { m.makeBitmap(nil) })
 	require.LessOrEqual(t, got, uint64(maxStartBitmap+4096))
-	got = AllocatedBytes(func() { m = newStartMap(4096, pages*4096) })
+	got = AllocatedBytes(func() { m = newStartMap(4096, pages*4096); m.makeBitmap(nil) })
 	require.Zero(t, len(m.starts), "a bitmap one page past the limit")
 	require.Less(t, got, uint64(4096))
 }
@@ -334,7 +336,7 @@ func TestOverlapAtWordAndRangeEdges(t *testing.T) {
 			{"adjacent, unordered", []Entry{{Offset: 3 * page, Size: page}, {Offset: page, Size: 2 * page}, {Offset: 0, Size: page}}, 4 * page, -1, -1},
 		} {
 			m := newStartMapLimit(page, tc.bound, limit)
-			require.Equal(t, limit > 0, m.starts != nil, tc.name)
+			require.Equal(t, limit > 0, m.words > 0, tc.name)
 			for i := range tc.entries {
 				m.add(tc.entries, &tc.entries[i])
 			}

@@ -161,8 +161,9 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	// a torn or rotted index reports ErrChecksum rather than whichever field
 	// the damage happened to hit. It is computed on the bytes the decoder
 	// reads, in the same pass (a separate pass cost a second read and copy
-	// of the whole index), and a decode error is reported only once the
-	// CRC has matched. Decoding bytes not yet known to be intact is safe:
+	// of the whole index; from memory, where nothing is copied, it is one
+	// call at the end, see window.at), and a decode error is reported only
+	// once the CRC has matched. Decoding bytes not yet known to be intact is safe:
 	// the decoder trusts nothing, and what it allocates is bounded by the
 	// index length before any count is used (G7).
 	w.startSum()
@@ -172,7 +173,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	if decErr != nil && !errors.Is(decErr, ErrCorrupt) {
 		return nil, decErr // I/O error: the CRC cannot be known
 	}
-	if decErr != nil && w.hi-w.sumEnd > crcAfterError {
+	if decErr != nil && w.unread() > crcAfterError {
 		// Reading the rest to check the CRC would cost what the slot
 		// declares, not what was decoded (G7).
 		return nil, withDecoded(decErr, entries)

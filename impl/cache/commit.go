@@ -112,7 +112,7 @@ func (c *Cache) specEntries(list []*entry, offs []int64) []spec.Entry {
 		if offs != nil {
 			off = offs[i]
 		}
-		out[i] = spec.Entry{Key: *e.key(), Offset: uint64(off), Size: uint64(len(e.data)), CRC: e.crc(), CopyID: e.copyID()}
+		out[i] = spec.Entry{Key: *e.key(), Offset: uint64(off), Size: uint64(len(e.bytes())), CRC: e.crc(), CopyID: e.copyID()}
 	}
 	return out
 }
@@ -192,7 +192,7 @@ type span struct{ off, size int64 }
 func spansOf(list []*entry) []span {
 	out := make([]span, len(list))
 	for i, e := range list {
-		out[i] = span{e.off(), int64(len(e.data))}
+		out[i] = span{e.off(), int64(len(e.bytes()))}
 	}
 	return out
 }
@@ -329,10 +329,10 @@ func (c *Cache) rewrite(list []*entry) error {
 	var buf []byte
 	for i, e := range list {
 		off := roundUp(pos, nw.align)
-		if len(e.data) > 0 {
-			data := e.data
+		if len(e.bytes()) > 0 {
+			data := e.bytes()
 			if e.committed && !e.carried && old.f != nil && old.temp == "" {
-				buf = slices.Grow(buf[:0], len(e.data))[:len(e.data)]
+				buf = slices.Grow(buf[:0], len(e.bytes()))[:len(e.bytes())]
 				if _, err := old.f.ReadAt(buf, e.off()); err != nil {
 					return c.abandon(nw, err)
 				}
@@ -342,7 +342,7 @@ func (c *Cache) rewrite(list []*entry) error {
 				return c.abandon(nw, err)
 			}
 		}
-		offs[i], pos = off, off+int64(len(e.data))
+		offs[i], pos = off, off+int64(len(e.bytes()))
 	}
 	if n := len(offs); c.opts.Format == spec.FormatV2 && n > 0 && offs[n-1] >= pos {
 		// The last entry is empty and starts where the index would: v2

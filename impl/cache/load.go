@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/internal/rawmem"
 	"github.com/xpwc/xpwc/spec"
 )
 
@@ -275,7 +276,7 @@ func (c *Cache) sameKey(fromFile, k spec.Key) bool {
 // corruption a second time (G3). A v2 file records no copy identity, so a
 // v2 cache can compare only what is there (docs/guarantees.md, G3).
 func (c *Cache) sameData(e *entry, d spec.Entry) bool {
-	return c.sameCopy(d.Key, d.CopyID, *e.key(), e.copyID()) && uint64(len(e.data)) == d.Size && e.crc() == d.CRC
+	return c.sameCopy(d.Key, d.CopyID, *e.key(), e.copyID()) && uint64(len(e.bytes())) == d.Size && e.crc() == d.CRC
 }
 
 // sameCopy reports whether a committed copy read from the file (key fk,
@@ -387,18 +388,25 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	if walkAhead {
 		walk = make([]*entry, 0, len(add))
 	}
+	// Into an empty index (every warm launch) the names of a file of the
+	// configured format go unchecked: the parser and merge's map give each
+	// name once, so none displaces another, and each is hashed once, not
+	// twice. A v3 file's names can meet in a v2 cache (concatenated).
+	displace := c.byName.len() > 0 || c.otherFormat(cf)
 	for i := range add {
 		d := &add[i]
-		if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
-			// A packing of ours that will never be committed (heap: the
-			// lock was busy; file bytes of a failed commit), or a carried
-			// copy: the committed one serves later look-ups; ours lives on
-			// while referenced.
-			c.unindex(cur)
+		if displace {
+			if cur := c.byName.get(d.Key.Weight, d.Key.Bias); cur != nil {
+				// A packing of ours that will never be committed (heap:
+				// the lock was busy; file bytes of a failed commit), or a
+				// carried copy: the committed one serves later look-ups;
+				// ours lives on while referenced.
+				c.unindex(cur)
+			}
 		}
 		e := &es[i]
 		c.nextID++
-		e.id, e.rec, e.data = c.nextID, d, mem[d.Offset:d.End():d.End()]
+		e.id, e.rec, e.base = c.nextID, d, rawmem.Base(mem[d.Offset:d.End()])
 		c.handles.add(e)
 		e.place = inFile
 		e.committed, e.persist = true, true
@@ -412,7 +420,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		if c.opts.VerifyData == VerifyOnLoad {
 			c.verify(e)
 		}
-		if walkAhead && e.place == inFile && len(e.data) > 0 {
+		if walkAhead && e.place == inFile && len(e.bytes()) > 0 {
 			walk = append(walk, e)
 		}
 	}

@@ -334,7 +334,7 @@ func (c *Cache) checkAhead(e *entry) bool {
 		c.mu.Unlock()
 		return false
 	}
-	data, want, wanted := e.data, e.crc(), c.wantsAhead(e)
+	data, want, wanted := e.bytes(), e.crc(), c.wantsAhead(e)
 	c.mu.Unlock()
 	if !wanted {
 		return true

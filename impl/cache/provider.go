@@ -88,7 +88,7 @@ func (c *Cache) adoptCarried(k spec.Key) *entry {
 	if e == nil || !e.carried || !e.v2Key || e.key().Seed != k.Seed {
 		return nil
 	}
-	crc, ok := crcMapped(e.data)
+	crc, ok := crcMapped(e.bytes())
 	if !ok {
 		return nil // the mapping faulted: not served, re-packed
 	}
@@ -107,7 +107,7 @@ func (c *Cache) verify(e *entry) bool {
 	if !c.needsCheck(e) {
 		return true
 	}
-	crc, ok := crcMapped(e.data)
+	crc, ok := crcMapped(e.bytes())
 	return c.recordCheck(e, ok && crc == e.crc())
 }
 
@@ -262,7 +262,7 @@ func (c *Cache) LookUpOrInsert(k spec.Key, packed []byte) (Handle, error) {
 	data := r.buf[:len(packed):len(packed)]
 
 	if k.Weight != "" {
-		if e, _ := c.find(k); e != nil && bytes.Equal(e.data, data) {
+		if e, _ := c.find(k); e != nil && bytes.Equal(e.bytes(), data) {
 			// Its bytes equal what the caller just packed: as trusted as an
 			// entry this cache packed, so no later Bytes checks them
 			// (VerifyOnCompute), as the model's insert has it.
@@ -402,7 +402,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 	if e.failed {
 		return nil, fmt.Errorf("%w: %s", ErrCorruptData, e.key().Weight)
 	}
-	return e.data, nil
+	return e.bytes(), nil
 }
 
 // checkUnlocked checks e's data with c.mu released (it is held on entry
@@ -412,7 +412,7 @@ func (c *Cache) Bytes(h Handle) ([]byte, error) {
 // until Close, which waits for the checks in flight (c.checks) before it
 // unmaps.
 func (c *Cache) checkUnlocked(e *entry) (bool, error) {
-	data, want := e.data, e.crc()
+	data, want := e.bytes(), e.crc()
 	c.checks.Add(1)
 	c.mu.Unlock()
 	sum, ok := crcMapped(data)

@@ -16,9 +16,9 @@ func (c *Cache) Stats() Stats {
 	for _, e := range c.handles.all() {
 		switch e.place {
 		case inHeap:
-			s.HeapBytes[e.heapReason.reason()] += uint64(len(e.data))
+			s.HeapBytes[e.heapReason.reason()] += uint64(len(e.bytes()))
 		case inFile:
-			s.FileBytes += uint64(len(e.data))
+			s.FileBytes += uint64(len(e.bytes()))
 		}
 	}
 	s.FileSize, s.GarbageBytes, s.PaddingBytes = c.space()
@@ -43,7 +43,7 @@ func (c *Cache) space() (size, garbage, padding int64) {
 	var list []span
 	for e := range c.byName.all() {
 		if e.place == inFile && e.committed {
-			list = append(list, span{e.off(), int64(len(e.data))})
+			list = append(list, span{e.off(), int64(len(e.bytes()))})
 		}
 	}
 	// A dropped copy the file still lists is live in the file until this
@@ -86,7 +86,7 @@ func (c *Cache) Mappings() []MappedCopy {
 	seen := map[copyOf]map[*byte]struct{}{}
 	var order []copyOf
 	for _, e := range c.handles.all() {
-		if e.place != inFile || len(e.data) == 0 {
+		if e.place != inFile || len(e.bytes()) == 0 {
 			continue
 		}
 		k := copyOf{id: e.copyID(), name: e.key().Weight + e.key().Bias}
@@ -97,7 +97,7 @@ func (c *Cache) Mappings() []MappedCopy {
 			seen[k] = map[*byte]struct{}{}
 			order = append(order, k)
 		}
-		seen[k][&e.data[0]] = struct{}{}
+		seen[k][&e.bytes()[0]] = struct{}{}
 	}
 	out := make([]MappedCopy, 0, len(order))
 	for _, k := range order {

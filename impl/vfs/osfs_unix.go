@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 // openNonblock is O_NONBLOCK, which OpenFile adds to every open.
@@ -18,8 +20,13 @@ func (o *osFile) Map(off int64, length int, prot Prot) (Mapping, error) {
 	}
 	var b []byte
 	err := o.control(func(fd int) error {
-		var err error
-		b, err = unix.Mmap(fd, off, length, unixProt(prot), unix.MAP_SHARED)
+		// Not unix.Mmap, which records every mapping in a map of its own
+		// (under a lock) for unix.Munmap: its first entry is a new heap
+		// page, a page fault in the fresh process of a warm launch.
+		p, err := unix.MmapPtr(fd, off, nil, uintptr(length), unixProt(prot), unix.MAP_SHARED)
+		if err == nil {
+			b = rawmem.At(p, length)
+		}
 		return err
 	})
 	if err != nil {
@@ -120,7 +127,7 @@ func (m *osMapping) Close() error {
 	}
 	b := m.b
 	m.b = nil
-	if err := unix.Munmap(b); err != nil {
+	if err := unix.MunmapPtr(rawmem.Pointer(b), uintptr(len(b))); err != nil {
 		return fmt.Errorf("vfs: munmap: %w", err)
 	}
 	return nil

@@ -109,3 +109,25 @@ func Bytes[T Scalar](s []T) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
+
+// Base is the address of b's first byte (nil for a nil slice), as a
+// pointer that keeps a heap array alive: with the length kept elsewhere it
+// stands for b in 8 bytes instead of 24 (Slice gives b back).
+func Base(b []byte) *byte { return unsafe.SliceData(b) }
+
+// Slice is the n bytes from p, with capacity n: Slice(Base(b), len(b))
+// is b clipped to its length. A nil p gives nil.
+func Slice(p *byte, n int) []byte {
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// Pointer is b's first byte as an unsafe.Pointer (nil for a nil slice),
+// for a system call that takes an address.
+func Pointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// At is the n bytes at p (memory a system call returned, such as a
+// mapping), with capacity n.
+func At(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
