@@ -144,6 +144,3 @@ func (e *Encoding) canonicalCopies() {
 		}
 	}
 }
-
-// procsBytes is the part of an encoding that holds the processes.
-func (e *Encoding) procsBytes() []byte { return e[:maxProcs*procSize] }
