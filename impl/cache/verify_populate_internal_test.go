@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // The verifying walk populates its mapping before it checks an entry:
@@ -19,11 +20,9 @@ func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
 	path := aheadFile(t, n)
 	var mu sync.Mutex
 	var bad []string
-	var c *Cache
+	var a *aheadWalk
 	hook := func(e *entry) {
-		// The walk's goroutine, after it took c.mu once: its own fields
-		// and the walks started are safe to read here.
-		a := c.prefaults[0].ahead
+		// The walk's goroutine: its own fields are safe to read here.
 		i := a.index(e)
 		end := a.at[i].off + a.at[i].size
 		limit := min(a.popEnd, (end+populateLead*a.popStep+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
@@ -33,19 +32,32 @@ func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	// No compute: the walk checks its window, waits aheadPatience, then
-	// checks the rest without a window, its lead unchanged.
-	c, hs := openAheadWindow(t, path, n, 3*size, hook)
+	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	c.aheadChecked, c.aheadWindow = hook, 3*size
+	require.NoError(t, c.InitializeForProgram("P"))
+	hs := make([]Handle, n)
+	for i, k := range aheadKeys(n) {
+		h, hit := c.LookUp(k)
+		require.True(t, hit, "key %d", i)
+		hs[i] = h
+	}
 	if _, ok := c.maps[0].(vfs.Populater); !ok {
 		t.Skip("mappings of this OS cannot be populated")
 	}
+	c.mu.Lock()
+	c.startWalks()
+	a = c.prefaults[0].ahead
+	c.mu.Unlock()
+	// No compute: the walk checks its window, waits aheadPatience, then
+	// checks the rest without a window, its lead unchanged.
 	waitWalks(c)
 	require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
 	for _, h := range hs {
 		_, err := c.Bytes(h)
 		require.NoError(t, err)
 	}
-	a := c.prefaults[0].ahead
 	require.NoError(t, a.popErr)
 	require.Greater(t, a.popCalls, 2, "the walk populated in fewer calls than its lead divides the file into")
 	mu.Lock()
