@@ -161,7 +161,7 @@ func (c *Cache) startVerifyAhead(es []*entry, m vfs.Mapping, n int) *prefaulter 
 	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
 	a.reached.Store(-1)
 	if pm, ok := m.(vfs.Populater); ok {
-		a.pop, a.popEnd, a.popStep = pm, int64(n), a.window
+		a.pop, a.popEnd, a.popLead = pm, int64(n), a.window
 	}
 	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
@@ -229,45 +229,33 @@ type aheadWalk struct {
 	reached atomic.Int64
 	done    atomic.Bool
 	// pop populates the walk's mapping, of popEnd bytes, up to populated,
-	// populateLead steps of popStep bytes past the entry it checks
-	// (populateAhead); nil where it cannot, or once it refused.
+	// popLead past the entry it checks (populateAhead); nil where it
+	// cannot, or once it refused.
 	pop                        vfs.Populater
-	popEnd, popStep, populated int64
+	popEnd, popLead, populated int64
 	// popCalls counts the populate calls made, popErr is the refusal that
 	// ended them, if any; both are the walk goroutine's own.
 	popCalls int
 	popErr   error
 }
 
-// populateLead is how many of its windows past the entry it checks a
-// verifying walk keeps its mapping populated (64 MiB by default), in calls
-// of about a window each (the first covers the lead): when the walk falls
-// behind (its thread is not running on a busy machine), the compute,
-// checking its entries itself, still finds them populated. On llama-1184
-// at load 17 the compute took 40-57 of about 305 faults of its first
-// inference with this lead, 138-181 with one window; a populate costs
-// about 2 µs a MB of warm page cache.
-const populateLead = 8
-
-// populateAhead enters the pages from es[i] to the lead past its end into
-// the page tables in one call, unless es[i]'s are and the call would add
-// less than a window: a mapping's first pass faulted page by page cost the
-// walk about 1.6× the check of the same bytes in a mapping already used,
-// populated in one call first 1.4× (a 593 MB file on a shadow-paged guest,
-// whose populating took 1 ms of the difference). The calls start and end
-// on huge-page boundaries (or at the mapping's end), so each page is
-// populated once and every call is page-aligned. A refused call ends the
-// populating, not the walk: the checks fault their pages in as before.
+// populateAhead enters the pages from es[i] to a window past its end
+// into the page tables in one call, unless they are already: a mapping's
+// first pass faulted page by page cost the walk about 1.6× the check of
+// the same bytes in a mapping already used, populated in one call first
+// 1.4× (a 593 MB file on a shadow-paged guest, whose populating took 1 ms
+// of the difference); the window past the entry spares the compute,
+// which follows, its faults too. The calls start and end on huge-page
+// boundaries (or at the mapping's end), so each page is populated once
+// and every call is page-aligned. A refused call ends the populating, not
+// the walk: the checks fault their pages in as before.
 func (a *aheadWalk) populateAhead(i int) {
-	if a.pop == nil {
-		return
-	}
 	end := a.at[i].off + a.at[i].size
-	to := min(a.popEnd, (end+populateLead*a.popStep+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
-	if end <= a.populated && to-a.populated < a.popStep {
+	if a.pop == nil || end <= a.populated {
 		return
 	}
 	from := max(a.populated, a.at[i].off/vfs.HugePageSize*vfs.HugePageSize)
+	to := min(a.popEnd, (end+a.popLead+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
 	if err := a.pop.Populate(int(from), int(to-from)); err != nil {
 		a.pop, a.popErr = nil, err
 		return

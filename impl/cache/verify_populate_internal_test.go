@@ -14,9 +14,9 @@ import (
 // The verifying walk populates its mapping before it checks an entry:
 // every entry it checks lies in the populated range, which ends no further
 // than its lead past that entry (rounded up to a huge page), and grows in
-// more than one call over a file larger than the lead.
+// more than one call over a file of many leads.
 func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
-	const n, size = 400, 20 << 10 // about 8 MiB: four huge pages, the lead 480 KiB
+	const n, size = 400, 20 << 10 // about 8 MiB: four huge pages
 	path := aheadFile(t, n)
 	var mu sync.Mutex
 	var bad []string
@@ -25,7 +25,7 @@ func TestVerifyAheadPopulatesBeforeItChecks(t *testing.T) {
 		// The walk's goroutine: its own fields are safe to read here.
 		i := a.index(e)
 		end := a.at[i].off + a.at[i].size
-		limit := min(a.popEnd, (end+populateLead*a.popStep+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
+		limit := min(a.popEnd, (end+a.popLead+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
 		if a.pop != nil && (a.populated < end || a.populated > limit) {
 			mu.Lock()
 			bad = append(bad, fmt.Sprintf("entry %d ends at %d, populated to %d (at most %d)", i, end, a.populated, limit))
