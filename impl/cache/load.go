@@ -360,9 +360,8 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		end = max(end, d.End())
 	}
 	var mem []byte
-	var m vfs.Mapping
 	if end > 0 {
-		m = cf.m // the mapping the index was decoded from, if any
+		m := cf.m // the mapping the index was decoded from, if any
 		cf.m = nil
 		if m == nil {
 			var err error
@@ -425,7 +424,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		}
 	}
 	if walkAhead && len(walk) > 0 {
-		c.pendingWalks = append(c.pendingWalks, pendingWalk{m: m, n: int(end), verify: walk})
+		c.pendingWalks = append(c.pendingWalks, pendingWalk{verify: walk})
 	}
 	return nil
 }

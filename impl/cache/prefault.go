@@ -80,8 +80,7 @@ func startPrefault(m vfs.Mapping, n int) *prefaulter {
 }
 
 // pendingWalk is a walk a load prepared and startWalks starts: a populating
-// walk over m's first n bytes, or a verifying walk over the entries verify,
-// which lie in m's first n bytes.
+// walk over m's first n bytes, or a verifying walk over the entries verify.
 type pendingWalk struct {
 	m      vfs.Mapping
 	n      int
@@ -98,7 +97,7 @@ func (c *Cache) startWalks() {
 	for _, w := range c.pendingWalks {
 		var p *prefaulter
 		if w.verify != nil {
-			p = c.startVerifyAhead(w.verify, w.m, w.n)
+			p = c.startVerifyAhead(w.verify)
 		} else {
 			p = startPrefault(w.m, w.n)
 		}
@@ -144,11 +143,7 @@ const aheadWindow = 8 << 20
 // runtime re-packs with reason corrupt, as without the walk: what a caller
 // sees of a corrupt entry does not depend on which goroutine got to it
 // first.
-//
-// Before it checks an entry the walk populates the mapping from that
-// entry to a window past its end in one call (populateAhead), so that
-// neither the walk's reads nor the compute's take a fault per page.
-func (c *Cache) startVerifyAhead(es []*entry, m vfs.Mapping, n int) *prefaulter {
+func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 	if len(es) == 0 {
 		return nil
 	}
@@ -160,9 +155,6 @@ func (c *Cache) startVerifyAhead(es []*entry, m vfs.Mapping, n int) *prefaulter 
 	}
 	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
 	a.reached.Store(-1)
-	if pm, ok := m.(vfs.Populater); ok {
-		a.pop, a.popEnd, a.popLead = pm, int64(n), a.window
-	}
 	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
 	go func() {
@@ -202,7 +194,6 @@ func (c *Cache) walkAhead(p *prefaulter) {
 			}
 			time.Sleep(min(max(waited/8, 10*time.Microsecond), time.Millisecond))
 		default:
-			a.populateAhead(i)
 			if !c.checkAhead(a.es[i]) {
 				return
 			}
@@ -228,40 +219,6 @@ type aheadWalk struct {
 	// -1 before its first; done is set when the walk ended.
 	reached atomic.Int64
 	done    atomic.Bool
-	// pop populates the walk's mapping, of popEnd bytes, up to populated,
-	// popLead past the entry it checks (populateAhead); nil where it
-	// cannot, or once it refused.
-	pop                        vfs.Populater
-	popEnd, popLead, populated int64
-	// popCalls counts the populate calls made, popErr is the refusal that
-	// ended them, if any; both are the walk goroutine's own.
-	popCalls int
-	popErr   error
-}
-
-// populateAhead enters the pages from es[i] to a window past its end
-// into the page tables in one call, unless they are already: a mapping's
-// first pass faulted page by page cost the walk about 1.6× the check of
-// the same bytes in a mapping already used, populated in one call first
-// 1.4× (a 593 MB file on a shadow-paged guest, whose populating took 1 ms
-// of the difference); the window past the entry spares the compute,
-// which follows, its faults too. The calls start and end on huge-page
-// boundaries (or at the mapping's end), so each page is populated once
-// and every call is page-aligned. A refused call ends the populating, not
-// the walk: the checks fault their pages in as before.
-func (a *aheadWalk) populateAhead(i int) {
-	end := a.at[i].off + a.at[i].size
-	if a.pop == nil || end <= a.populated {
-		return
-	}
-	from := max(a.populated, a.at[i].off/vfs.HugePageSize*vfs.HugePageSize)
-	to := min(a.popEnd, (end+a.popLead+vfs.HugePageSize-1)/vfs.HugePageSize*vfs.HugePageSize)
-	if err := a.pop.Populate(int(from), int(to-from)); err != nil {
-		a.pop, a.popErr = nil, err
-		return
-	}
-	a.populated = to
-	a.popCalls++
 }
 
 // next tells the walk, about to check es[i], which entry to turn to: i
