@@ -57,17 +57,7 @@ func TestFPIndexFindsWhatWasPlaced(t *testing.T) {
 // row's count of steps to states in the index, then those steps.
 func TestStepBatchNamesInOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	fps := make([]uint64, 1000)
-	x := newFPIndex(len(fps))
-	for i := range fps {
-		fps[i] = r.Uint64()
-		x.count(fps[i])
-	}
-	x.startPlacing()
-	for i, fp := range fps {
-		x.place(fp, uint32(i))
-	}
-	x.finish(1)
+	fps, x := randomIndex(r, 1000)
 	var rows [][]byte
 	var want []byte
 	for range 300 {
@@ -94,18 +84,41 @@ func TestStepBatchNamesInOrder(t *testing.T) {
 	for _, workers := range []int{1, 3} {
 		sp := &spill{temp: newTestTemp(t)}
 		named := sp.file()
-		var b stepBatch
-		for k, row := range rows {
-			b.steps = append(b.steps, row...)
-			b.ends = append(b.ends, len(b.steps))
-			if k%7 == 6 {
-				b.name(x, workers, &named)
-			}
-		}
-		b.name(x, workers, &named)
+		nameRows(x, rows, 7, workers, &named)
 		got, err := io.ReadAll(named.reader())
 		require.NoError(t, err)
 		require.NoError(t, sp.close())
 		assert.Equal(t, want, got, "workers %d", workers)
 	}
+}
+
+// nameRows names rows (each a state's steps) through one stepBatch, a
+// batch every `every` rows and the rest at the end, as the search does.
+func nameRows(x *fpIndex, rows [][]byte, every, workers int, named *spillFile) *stepBatch {
+	var b stepBatch
+	for k, row := range rows {
+		b.steps = append(b.steps, row...)
+		b.ends = append(b.ends, len(b.steps))
+		if k%every == every-1 {
+			b.name(x, workers, named)
+		}
+	}
+	b.name(x, workers, named)
+	return &b
+}
+
+// randomIndex is an index of n random fingerprints, the i-th numbered i.
+func randomIndex(r *rand.Rand, n int) ([]uint64, *fpIndex) {
+	fps := make([]uint64, n)
+	x := newFPIndex(n)
+	for i := range fps {
+		fps[i] = r.Uint64()
+		x.count(fps[i])
+	}
+	x.startPlacing()
+	for i, fp := range fps {
+		x.place(fp, uint32(i))
+	}
+	x.finish(1)
+	return fps, x
 }

@@ -35,17 +35,7 @@ func TestCountTopsIsCount(t *testing.T) {
 // is an error, not a graph.
 func TestReadNamedIsTheGraphInOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	fps := make([]uint64, 2000)
-	x := newFPIndex(len(fps))
-	for i := range fps {
-		fps[i] = r.Uint64()
-		x.count(fps[i])
-	}
-	x.startPlacing()
-	for i, fp := range fps {
-		x.place(fp, uint32(i))
-	}
-	x.finish(1)
+	fps, x := randomIndex(r, 2000)
 	var rows [][]byte
 	want := &graph{}
 	for range 1500 {
@@ -68,15 +58,7 @@ func TestReadNamedIsTheGraphInOrder(t *testing.T) {
 	for _, naming := range []int{1, 2, 3} {
 		sp := &spill{temp: newTestTemp(t)}
 		named := sp.file()
-		var b stepBatch
-		for k, row := range rows {
-			b.steps = append(b.steps, row...)
-			b.ends = append(b.ends, len(b.steps))
-			if k%97 == 96 {
-				b.name(x, naming, &named)
-			}
-		}
-		b.name(x, naming, &named)
+		b := nameRows(x, rows, 97, naming, &named)
 		named.flush()
 		require.NoError(t, sp.err)
 		for _, reading := range []int{1, 2, 5} {

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xpwc/xpwc/model"
-	"github.com/xpwc/xpwc/spec"
 )
 
 // Rounds need not repeat at the state the walk left: the start differs
@@ -17,22 +16,13 @@ import (
 // round from the first state that repeats; the rounds before it join the
 // prefix.
 func TestCloseRoundsRepeatAwayFromTheStart(t *testing.T) {
-	d, err := model.DesignByName("reference")
-	require.NoError(t, err)
 	b := model.Bounds{Procs: 2, Names: 2, Programs: 1, Kernels: 1, Sources: 1}
-	canon := model.NewCanon(&d, b, b.Symmetries(), false)
-	parse := func(text string) []spec.Op {
-		ops, err := spec.ParseTrace(text)
-		require.NoError(t, err)
-		return ops
-	}
 	// B's crashed packing is garbage of a file with no commit; each round
 	// A does the same.
-	prefix := parse("init proc=B program=P1\nlookup proc=B name=w0\nreserve proc=B name=w0\ninsert proc=B name=w0\ncrash kind=process proc=B branch=idle")
-	round := parse("init proc=A program=P1\nlookup proc=A name=w0\nreserve proc=A name=w0\ninsert proc=A name=w0\ncrash kind=process proc=A branch=idle")
-	outs, err := model.Replay(&d, b, append(slices.Clone(prefix), round...))
-	require.NoError(t, err)
-	start, end := outs[len(prefix)-1].Next, outs[len(outs)-1].Next
+	r := replayRound(t, b,
+		"init proc=B program=P1\nlookup proc=B name=w0\nreserve proc=B name=w0\ninsert proc=B name=w0\ncrash kind=process proc=B branch=idle",
+		"init proc=A program=P1\nlookup proc=A name=w0\nreserve proc=A name=w0\ninsert proc=A name=w0\ncrash kind=process proc=A branch=idle")
+	d, canon, prefix, round, start, end := *r.d, r.canon, r.prefix, r.round, r.start, r.end
 	require.Equal(t, model.DiskEmpty, end.Disk.State)
 	require.Less(t, start.Disk.Garbage, end.Disk.Garbage)
 	require.True(t, canon.Same(start, end), "the round ends at the start up to dead fields")
@@ -45,7 +35,7 @@ func TestCloseRoundsRepeatAwayFromTheStart(t *testing.T) {
 	for k := len(prefix); k < len(p); k += len(round) {
 		assert.Equal(t, round, p[k:k+len(round)])
 	}
-	outs, err = model.Replay(&d, b, p)
+	outs, err := model.Replay(&d, b, p)
 	require.NoError(t, err)
 	at := outs[len(outs)-1].Next
 	require.NotEqual(t, start, at, "the cycle does not start at the walk's start")

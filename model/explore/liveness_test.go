@@ -205,20 +205,10 @@ func BenchmarkExploreWorkers(b *testing.B) {
 // the processes swapped: the cycle is both rounds and returns to the state
 // itself; the prefix is kept.
 func TestCloseRoundsGoesRoundRenamed(t *testing.T) {
-	d, err := model.DesignByName("reference")
-	require.NoError(t, err)
 	b := model.ExhaustiveBounds()
-	canon := model.NewCanon(&d, b, b.Symmetries(), false)
-	parse := func(text string) []spec.Op {
-		ops, err := spec.ParseTrace(text)
-		require.NoError(t, err)
-		return ops
-	}
-	prefix := parse("init proc=A program=P1")
-	round := parse("lookup proc=A name=w0\ncrash kind=process proc=A branch=idle\ninit proc=B program=P1")
-	outs, err := model.Replay(&d, b, append(slices.Clone(prefix), round...))
-	require.NoError(t, err)
-	start, end := outs[len(prefix)-1].Next, outs[len(outs)-1].Next
+	r := replayRound(t, b, "init proc=A program=P1",
+		"lookup proc=A name=w0\ncrash kind=process proc=A branch=idle\ninit proc=B program=P1")
+	d, canon, prefix, round, start, end := *r.d, r.canon, r.prefix, r.round, r.start, r.end
 	require.NotEqual(t, start, end)
 	require.Equal(t, start.Renamed(model.SwapProcs), end, "the round ends at the start's mirror image")
 
@@ -230,7 +220,32 @@ func TestCloseRoundsGoesRoundRenamed(t *testing.T) {
 	for k, op := range round {
 		assert.Equal(t, model.SwapProcs.Op(op), cycle[len(round)+k], "the second round is the first with A and B swapped")
 	}
-	outs, err = model.Replay(&d, b, append(p, cycle...))
+	outs, err := model.Replay(&d, b, append(p, cycle...))
 	require.NoError(t, err)
 	assert.Equal(t, start, outs[len(outs)-1].Next, "the cycle returns to the state it left")
+}
+
+// round is a reference-design walk replayed as a prefix and one round, for
+// closeRounds: start is the state after the prefix, end after the round.
+type round struct {
+	d             *model.Design
+	canon         model.Canon
+	prefix, round []spec.Op
+	start, end    model.State
+}
+
+func replayRound(t *testing.T, b model.Bounds, prefix, rnd string) round {
+	t.Helper()
+	d, err := model.DesignByName("reference")
+	require.NoError(t, err)
+	r := round{d: &d}
+	r.canon = model.NewCanon(r.d, b, b.Symmetries(), false)
+	r.prefix, err = spec.ParseTrace(prefix)
+	require.NoError(t, err)
+	r.round, err = spec.ParseTrace(rnd)
+	require.NoError(t, err)
+	outs, err := model.Replay(r.d, b, append(slices.Clone(r.prefix), r.round...))
+	require.NoError(t, err)
+	r.start, r.end = outs[len(r.prefix)-1].Next, outs[len(outs)-1].Next
+	return r
 }
