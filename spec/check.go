@@ -356,12 +356,18 @@ func (m *startMap) add(entries []Entry, e *Entry) {
 	if m.starts == nil {
 		return // checked by sorting
 	}
-	u := e.Offset >> m.shift
-	if m.starts[u/64]&(1<<(u%64)) != 0 {
+	w, bit := m.bit(e.Offset)
+	if m.starts[w]&bit != 0 {
 		m.sameA, m.sameB = firstAt(entries, e.Offset, i), i
 		return
 	}
-	m.starts[u/64] |= 1 << (u % 64)
+	m.starts[w] |= bit
+}
+
+// bit is the word of the bitmap and the bit in it of the start at off.
+func (m *startMap) bit(off uint64) (int, uint64) {
+	u := off >> m.shift
+	return int(u / 64), 1 << (u % 64)
 }
 
 // makeBitmap makes the bitmap (if the bound allows one) holding the starts
@@ -373,8 +379,8 @@ func (m *startMap) makeBitmap(before []Entry) {
 	m.starts = make([]uint64, m.words)
 	for j := range before {
 		if before[j].Size > 0 {
-			u := before[j].Offset >> m.shift
-			m.starts[u/64] |= 1 << (u % 64)
+			w, bit := m.bit(before[j].Offset)
+			m.starts[w] |= bit
 		}
 	}
 }
