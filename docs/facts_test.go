@@ -8,6 +8,7 @@ import (
 	"go/printer"
 	"go/token"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -150,6 +151,7 @@ func TestFormatFactsCurrent(t *testing.T) {
 		{"v3 entry's fixed part", "\\| ([0-9]+) \\| name_len \\| name \\|", []string{strconv.Itoa(spec.V3EntryFixedSize)}},
 		{"smallest v3 entry", "The smallest entry is ([0-9]+) bytes", []string{strconv.Itoa(spec.V3MinEntrySize)}},
 		{"v3 entry size", "`count` × ([0-9]+) ≤ block length − ([0-9]+)", []string{strconv.Itoa(spec.V3MinEntrySize), strconv.Itoa(spec.V3IndexHeaderSize)}},
+		{"parsed entry's size (allocation bound)", "the `\\[\\]Entry` \\(([0-9]+) bytes each\\)", []string{strconv.Itoa(int(reflect.TypeFor[spec.Entry]().Size()))}},
 	}
 	for _, f := range facts {
 		ms := regexp.MustCompile(f.re).FindAllStringSubmatch(page, -1)
