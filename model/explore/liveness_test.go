@@ -50,6 +50,34 @@ func TestLivenessVerdicts(t *testing.T) {
 	}
 }
 
+// twoProgramBounds are the least bounds at which a second program exposed
+// the reference's fault (docs/bugs.md, "A fall-back heap packing kept
+// out of the file"): with two programs on one name, a long-lived process
+// keeps the heap fall-back packing of one program loaded, and the other
+// program's launches used to hit it forever, so the file never got the
+// name. About 170,000 states for the reference, under a second.
+var twoProgramBounds = model.Bounds{Procs: 2, Names: 1, Programs: 2, Kernels: 1, Sources: 1}
+
+// The reference and the on-compute policy converge with two programs: no
+// fair component, no lasso.
+func TestLivenessTwoPrograms(t *testing.T) {
+	for _, name := range []string{"reference", "on-compute"} {
+		t.Run(name, func(t *testing.T) {
+			d, err := model.DesignByName(name)
+			require.NoError(t, err)
+			r, err := Run(d, Options{Bounds: twoProgramBounds, Liveness: true})
+			require.NoError(t, err)
+			require.True(t, r.Exhausted)
+			require.True(t, r.Liveness.Checked)
+			assert.Empty(t, r.Violations)
+			assert.Zero(t, r.Liveness.FairComponents)
+			for _, l := range r.Liveness.Violations {
+				t.Errorf("lasso: prefix %v cycle %v", l.Prefix, l.Cycle)
+			}
+		})
+	}
+}
+
 func requireLasso(t *testing.T, d *model.Design, b model.Bounds, l Lasso) {
 	t.Helper()
 	require.NotEmpty(t, l.Cycle)
