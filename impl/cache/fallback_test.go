@@ -62,8 +62,8 @@ func TestHeldFallbackRepackedToFile(t *testing.T) {
 	lk := holdLock(t, opts.Path, vfs.LockExclusive)
 	require.Zero(t, launch(t, c, "P1", ks))
 	require.Positive(t, c.Stats().HeapBytes[cache.HeapLockBusy])
-	h1, ok := c.LookUpOrInsert(ks[0], nil)
-	require.NoError(t, ok)
+	h1, err := c.LookUpOrInsert(ks[0], nil) // P1's handle
+	require.NoError(t, err)
 	require.NoError(t, lk.Close())
 
 	require.Zero(t, launch(t, c, "P2", ks), "P2 hit the heap packing P1 holds")
