@@ -81,6 +81,13 @@ type Design struct {
 	// (ExecuTorch's heap fall-back re-init, docs/bugs.md section 20).
 	ReinitWithoutLoad bool
 
+	// FallbackHits: a look-up hits a heap fall-back packing (made for a
+	// busy lock or no path) whatever the launch could write, so while a
+	// program holding it stays loaded no launch writes the name to the
+	// file (ExecuTorch's look_up finds every packing the instance lists,
+	// heap ones included).
+	FallbackHits bool
+
 	// CheckAtCompute: the on-compute verification policy
 	// (spec.VerifyOnCompute, the runtime's default): a look-up hands out an
 	// entry without checking its data, and the first compute that reads it
@@ -209,6 +216,7 @@ func Designs() []Design {
 			NoCompaction:        true,
 			LockInitToDestroy:   true,
 			ReinitWithoutLoad:   true,
+			FallbackHits:        true,
 		},
 		{
 			Name:             "compute-unchecked",

@@ -178,6 +178,37 @@ lookup proc=B name=w0
 `)
 	assert.True(t, o.Result.Hit)
 	assert.True(t, o.Next.Procs[1].Blocked)
+	assert.Zero(t, o.Events&EvtFallbackMiss)
+
+	// With the lock free, a launch of another program misses that heap
+	// packing and re-packs to the file: the packing lives on for P1,
+	// retired from the index (docs/bugs.md, "A fall-back heap packing
+	// kept out of the file"). A design whose look-up finds every packing
+	// (FallbackHits, ExecuTorch's) hits it.
+	free := lockBusy + `
+insert proc=B name=w0
+finalize proc=B
+crash kind=process proc=A branch=idle
+init proc=B program=P2
+lookup proc=B name=w0
+`
+	outs = run(t, ref(t), b, free+"reserve proc=B name=w0\n")
+	o = outs[len(outs)-2]
+	assert.False(t, o.Result.Hit)
+	assert.NotZero(t, o.Events&EvtFallbackMiss)
+	assert.Zero(t, o.Events&EvtStaleMiss)
+	e = o.Next.Procs[1].Ents[0]
+	assert.True(t, e.Retired && e.Fallback)
+	assert.Equal(t, uint8(0b01), e.Hold, "still P1's")
+	assert.Equal(t, stepMissed, e.Step)
+	assert.False(t, o.Next.Procs[1].Blocked)
+	assert.Equal(t, spec.PlaceFile, outs[len(outs)-1].Result.Place)
+	fh := *ref(t)
+	fh.FallbackHits = true
+	o = last(t, &fh, b, free)
+	assert.True(t, o.Result.Hit)
+	assert.Zero(t, o.Events&EvtFallbackMiss)
+	assert.True(t, o.Next.Procs[1].Blocked)
 
 	// Stale: a miss that says so; on-compute hands the handle unchecked.
 	o = last(t, ref(t), b, coldLaunch+"upgrade-kernel\nrestart proc=B\ninit proc=B program=P1\nlookup proc=B name=w0\n")

@@ -33,4 +33,5 @@ const (
 	EvtRefresh                            // an init took in another process's commit
 	EvtUncheckedHandle                    // a look-up handed out an entry whose check waits for its compute (on-compute)
 	EvtComputeRepack                      // a compute's check failed and the entry was re-packed before the output
+	EvtFallbackMiss                       // a look-up missed a heap fall-back packing: this launch can write the file
 )

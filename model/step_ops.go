@@ -282,13 +282,29 @@ func (m machine) lookUp(o *Outcome, p spec.Proc, n spec.Name) bool {
 			e.Verified = true
 		}
 	}
+	if match && e.Fallback && !pr.Blocked && !m.d.FallbackHits {
+		// A heap packing made when the file could not be used (a busy
+		// lock, no path), still held by another program of the instance,
+		// or it would be gone: this launch can write the file, so it
+		// re-packs the name there. A hit would keep the packing out of the
+		// file for as long as that program stays loaded, and no launch
+		// would be the one after which every launch hits (G3; docs/bugs.md,
+		// "A fall-back heap packing kept out of the file"). The heap
+		// packing lives on for its holders, outside the index, as a
+		// retired entry does.
+		o.Events |= EvtFallbackMiss
+		match = false
+		e.Retired = true
+	}
 	if match {
 		o.Result.Hit = true
 		o.Result.Bytes = e.Rec.Packing()
 		e.Hold |= 1 << pr.Prog
 		e.Step = stepHit
 		if e.Fallback {
-			pr.Blocked = true // it is not in the file: the next launch re-packs
+			// Only a launch that cannot write the file hits it (or a
+			// design whose look-up finds every packing, FallbackHits).
+			pr.Blocked = true
 		}
 		if e.Rec&recLate != 0 {
 			// Checked before a foreign write changed it: this launch cannot

@@ -107,6 +107,7 @@ var eventNames = []struct {
 	{model.EvtRefresh, "refresh"},
 	{model.EvtUncheckedHandle, "unchecked-handle"},
 	{model.EvtComputeRepack, "repack-at-compute"},
+	{model.EvtFallbackMiss, "fallback-miss"},
 }
 
 // DescribeEvents names the model's internal happenings of a step (commit,

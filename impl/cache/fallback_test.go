@@ -49,6 +49,36 @@ func TestG8LockBusyPacksToHeap(t *testing.T) {
 	require.Equal(t, before.ModTime(), after.ModTime())
 }
 
+// G3 after G8: a heap packing made for a busy lock, still held by a loaded
+// program, does not keep the file from converging. The next program's
+// launch, with the lock free, misses it (reason heap) and re-packs the
+// weight to the file; the first program keeps its bytes, and a new process
+// hits the file (docs/bugs.md, "A fall-back heap packing kept out of the
+// file").
+func TestHeldFallbackRepackedToFile(t *testing.T) {
+	opts := cache.Options{Path: tempPath(t)}
+	ks := keys(1, 1)
+	c := open(t, opts)
+	lk := holdLock(t, opts.Path, vfs.LockExclusive)
+	require.Zero(t, launch(t, c, "P1", ks))
+	require.Positive(t, c.Stats().HeapBytes[cache.HeapLockBusy])
+	h1, err := c.LookUpOrInsert(ks[0], nil) // P1's handle
+	require.NoError(t, err)
+	require.NoError(t, lk.Close())
+
+	require.Zero(t, launch(t, c, "P2", ks), "P2 hit the heap packing P1 holds")
+	s := c.Stats()
+	require.Equal(t, uint64(1), s.Repacks[cache.RepackHeap], "repacks %v", s.Repacks)
+	require.Positive(t, s.FileBytes)
+	got, err := c.Bytes(h1)
+	require.NoError(t, err, "P1's heap packing lives on")
+	require.Equal(t, packed(ks[0]), got)
+	require.Equal(t, 1, launch(t, c, "P3", ks), "P3 hits the file entry")
+	require.NoError(t, c.Close())
+
+	require.Equal(t, uint64(1), process(t, opts, ks).Hits, "a new process hits the file")
+}
+
 // A reader holding the shared lock (loading) does not stop another reader,
 // but stops a writer: the writer's new packs go to heap.
 func TestSharedLockAdmitsReadersNotWriters(t *testing.T) {

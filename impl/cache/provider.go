@@ -63,6 +63,19 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 	if !c.matches(e, k) {
 		return nil, mismatchReason(e, k)
 	}
+	if e.place == inHeap && c.active != "" && c.blocked == "" && c.writable() && !c.programs[c.active].has(e.id) {
+		// A heap packing made when the file could not be used (a busy
+		// lock, a failed reservation), held by another loaded program
+		// (DeleteProgram unindexes it otherwise): this launch can write
+		// the file (ReserveSpace's rule), so the weight is re-packed
+		// there. Served, the packing would stay out of the file for as
+		// long as that program stays loaded, and no launch would be the
+		// one after which every launch hits (G3; docs/bugs.md, "A
+		// fall-back heap packing kept out of the file"). It lives on for
+		// its holders, outside the index, as an invalidated entry does.
+		c.unindex(e)
+		return nil, RepackHeap
+	}
 	if c.opts.VerifyData == VerifyOnFirstUse && !c.verify(e) {
 		return nil, RepackCorrupt
 	}

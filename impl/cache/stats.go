@@ -12,6 +12,7 @@ const (
 	RepackSource      RepackReason = "source"      // source weights changed under the same name
 	RepackCorrupt     RepackReason = "corrupt"     // data failed its checksum (G1)
 	RepackInvalidated RepackReason = "invalidated" // dropped by Invalidate
+	RepackHeap        RepackReason = "heap"        // a heap fall-back packing a loaded program holds, missed by a launch that can write the file (G3)
 )
 
 // HeapReason says why packed bytes live on the heap instead of the file.

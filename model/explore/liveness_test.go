@@ -28,6 +28,15 @@ func TestLivenessVerdicts(t *testing.T) {
 		b.Kernels = 1
 		names = append(names[:1], names[2:]...)
 	}
+	livenessVerdicts(t, b, names)
+}
+
+// livenessVerdicts explores each named design to the end within b with
+// the liveness check: a design expecting no violation has no fair
+// component; any other gives one lasso naming I4-converge that is a
+// behaviour of the design (requireLasso).
+func livenessVerdicts(t *testing.T, b model.Bounds, names []string) {
+	t.Helper()
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			d, err := model.DesignByName(name)
@@ -48,6 +57,20 @@ func TestLivenessVerdicts(t *testing.T) {
 			requireLasso(t, &d, b, l)
 		})
 	}
+}
+
+// twoProgramBounds are the least bounds at which a second program exposed
+// the reference's fault (docs/bugs.md, "A fall-back heap packing kept
+// out of the file"): with two programs on one name, a long-lived process
+// keeps the heap fall-back packing of one program loaded, and the other
+// program's launches used to hit it forever, so the file never got the
+// name. About 170,000 states for the reference, under a second.
+var twoProgramBounds = model.Bounds{Procs: 2, Names: 1, Programs: 2, Kernels: 1, Sources: 1}
+
+// The reference and the on-compute policy converge with two programs;
+// pr19862-no-index still loops.
+func TestLivenessTwoPrograms(t *testing.T) {
+	livenessVerdicts(t, twoProgramBounds, []string{"reference", "on-compute", "pr19862-no-index"})
 }
 
 func requireLasso(t *testing.T, d *model.Design, b model.Bounds, l Lasso) {
