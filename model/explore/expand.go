@@ -219,14 +219,8 @@ func quietEdgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 // one worker.
 func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int, c *chunk), merge func(*chunk), stopped func() bool) {
 	level.rewind()
-	// With more than one worker, a level of a few chunks is cut finer, so
-	// that every worker has some of it.
-	size := chunkStates
-	if workers > 1 {
-		size = max(chunkStates/8, min(chunkStates, level.count()/(4*workers)))
-	}
 	fill := func(c *chunk, left int) int {
-		n := min(left, size)
+		n := min(left, chunkSize(left, workers))
 		c.encs = c.encs[:n]
 		for k := range n {
 			level.next(&c.encs[k])
@@ -250,37 +244,35 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	if x.parts > 1 {
 		parts = x.parts
 	}
-	pool := make(chan *chunk, 2*workers+2)
-	for _, c := range x.chunkPool(cap(pool)) {
-		pool <- c
-	}
-	// Every channel holds the whole pool, so no send waits on a receiver.
-	jobs := make(chan *chunk, cap(pool))
-	order := make(chan *chunk, cap(pool))
+	// The merging goroutine hands out the chunks itself, round the pool
+	// in the level's order (chunk i of the level is pool[i%len(pool)]):
+	// each chunk again, refilled, as soon as it is merged, so no other
+	// goroutine has to be woken between a merge and the next expansion.
+	// At most the pool is out, so no send below waits.
+	pool := x.chunkPool(2*workers + 2)
+	jobs := make(chan *chunk, len(pool))
 	toPart := make([]chan *chunk, parts)
 	for p := range toPart {
-		toPart[p] = make(chan *chunk, cap(pool))
+		toPart[p] = make(chan *chunk, len(pool))
+	}
+	left, out := level.count(), 0 // states not yet handed out; chunks handed out
+	handOut := func() {
+		c := pool[out%len(pool)]
+		out++
+		left -= fill(c, left)
+		c.ready = make(chan struct{})
+		c.parts.Add(parts)
+		for _, in := range toPart {
+			in <- c
+		}
+		jobs <- c
+	}
+	pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
+	defer pprof.SetGoroutineLabels(roleOther)
+	for out < len(pool) && left > 0 {
+		handOut()
 	}
 	var halt atomic.Bool
-	go func() {
-		pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
-		for left := level.count(); left > 0 && !halt.Load(); {
-			c := <-pool
-			left -= fill(c, left)
-			c.ready = make(chan struct{})
-			c.parts.Add(parts)
-			order <- c
-			for _, in := range toPart {
-				in <- c
-			}
-			jobs <- c
-		}
-		close(order)
-		close(jobs)
-		for _, in := range toPart {
-			close(in)
-		}
-	}()
 	var wg sync.WaitGroup
 	for range workers {
 		w := x.newWorker()
@@ -308,9 +300,8 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 			}
 		}()
 	}
-	pprof.SetGoroutineLabels(roleMerge)
-	defer pprof.SetGoroutineLabels(roleOther)
-	for c := range order {
+	for i := 0; i < out; i++ {
+		c := pool[i%len(pool)]
 		<-c.ready
 		c.parts.Wait()
 		if !halt.Load() {
@@ -319,9 +310,29 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 				halt.Store(true)
 			}
 		}
-		pool <- c
+		if left > 0 && !halt.Load() {
+			handOut() // c again
+		}
+	}
+	close(jobs)
+	for _, in := range toPart {
+		close(in)
 	}
 	wg.Wait()
+}
+
+// chunkSize is how many states of a level the next chunk takes when left
+// are still to be handed out. With more than one worker the last chunks
+// of a level are cut finer (guided self-scheduling: about a quarter of
+// each worker's share of what is left), so that the workers finish the
+// level together instead of one expanding a whole chunk while the others
+// wait for the next level; a level of a few chunks is cut finer too, so
+// that every worker has some of it.
+func chunkSize(left, workers int) int {
+	if workers <= 1 {
+		return chunkStates
+	}
+	return max(chunkStates/8, min(chunkStates, left/(4*workers)))
 }
 
 // The roles of the search's goroutines, as CPU profiles label them
