@@ -33,6 +33,14 @@ type Parser struct {
 	// (Mapped) faults the range in there with one call instead of a fault
 	// per block of pages the decoder reaches.
 	Prefetch func(lo, hi int64)
+
+	// Populate, if set, is handed the memory the parse is about to fill
+	// with the Entries and names it decodes, as an address and a length,
+	// at most a step (64 KiB) ahead of the writes. A caller in a fresh
+	// process enters those pages with one call each (impl/cache:
+	// MADV_POPULATE_WRITE) instead of a page fault a page. It must not
+	// write to the memory.
+	Populate func(addr uintptr, n int)
 }
 
 func (p Parser) prefetch(lo, hi int64) {

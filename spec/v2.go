@@ -151,7 +151,7 @@ func (p Parser) ParseV2(r io.ReaderAt, size int64) (*V2File, error) {
 		return nil, ferr(footOff+8, "entry_count", uint64(f.Count), ErrCountMismatch)
 	}
 	p.prefetch(int64(f.IndexStart), footOff)
-	entries, live, err := decodeV2Entries(newWindow(r, int64(f.IndexStart), footOff), f)
+	entries, live, err := decodeV2Entries(newWindow(r, int64(f.IndexStart), footOff), f, newFresh(p.Populate))
 	if err != nil {
 		return nil, withDecoded(err, entries)
 	}
@@ -171,7 +171,7 @@ func v2NameBytes(indexLen, count uint64) uint64 {
 // decodeV2Entries decodes and validates the index [f.IndexStart, w.hi) and
 // sums the entries' sizes (in the same pass: a second one over a million
 // entries costs a few milliseconds).
-func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err error) {
+func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live uint64, err error) {
 	le := binary.LittleEndian
 	end := w.hi
 	indexLen := uint64(end) - f.IndexStart
@@ -179,7 +179,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 	if count > MaxEntries {
 		return nil, 0, ferr(w.hi+8, "entry_count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(v2NameBytes(indexLen, count))
+	names := newNameArena(v2NameBytes(indexLen, count), fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
 	starts := newStartMap(V2Alignment, f.IndexStart)
@@ -215,6 +215,7 @@ func decodeV2Entries(w *window, f V2Footer) (entries []Entry, live uint64, err e
 			return entries[:good], 0, ferr(pos+4, "name", uint64(nameLen), ErrBadName)
 		}
 		entries = growEntries(entries, count)
+		fr.entry(entries)
 		entries = entries[:len(entries)+1]
 		e := &entries[len(entries)-1]
 		e.Key.Weight = w.name(name, names)

@@ -84,7 +84,7 @@ type v3Bounds struct {
 // decodeV3Index decodes and validates the index block in w, and sums the
 // entries' sizes in the same pass. The caller checks the block's CRC, and
 // that the block is at least V3IndexHeaderSize long (index_len).
-func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err error) {
+func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uint64, err error) {
 	le := binary.LittleEndian
 	end := w.hi
 	good := 0 // entries fully decoded and checked
@@ -106,7 +106,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 	if count > MaxEntries {
 		return nil, 0, ferr(pos+8, "count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(v3NameBytes(body, count))
+	names := newNameArena(v3NameBytes(body, count), fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, parsedV3Name)
 	starts := newStartMap(bd.page, bd.size)
@@ -127,6 +127,7 @@ func decodeV3Index(w *window, bd v3Bounds) (entries []Entry, live uint64, err er
 			return entries[:good], 0, err
 		}
 		entries = growEntries(entries, count)
+		fr.entry(entries)
 		entries = entries[:len(entries)+1]
 		e := &entries[len(entries)-1]
 		e.Offset = le.Uint64(b)

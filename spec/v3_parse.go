@@ -169,7 +169,7 @@ func (p Parser) parseV3Commit(r io.ReaderAt, size int64, c Commit) (*V3File, err
 	w.startSum()
 	entries, live, decErr := decodeV3Index(w, v3Bounds{
 		size: usize, header: page, page: page, indexOff: c.IndexOff, indexLen: c.IndexLen,
-	})
+	}, newFresh(p.Populate))
 	if decErr != nil && !errors.Is(decErr, ErrCorrupt) {
 		return nil, decErr // I/O error: the CRC cannot be known
 	}

@@ -35,6 +35,7 @@ func (t *handleTable) get(id uint64) *entry {
 func (t *handleTable) reserve(n int) {
 	if cap(t.slots)-len(t.slots) < n {
 		s := make([]*entry, len(t.slots), len(t.slots)+n)
+		populate(s[len(s):cap(s)])
 		copy(s, t.slots)
 		t.slots = s
 	}

@@ -105,7 +105,7 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo,
 		c.byName.init(got == spec.FormatV2)
 	}
 	if got == spec.FormatV2 {
-		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV2(r, size)
+		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch, Populate: vfs.PopulateHeap}.ParseV2(r, size)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +113,7 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo,
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch}.ParseV3(r, size)
+	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch, Populate: vfs.PopulateHeap}.ParseV3(r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +381,7 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	c.handles.reserve(len(add))
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
+	populate(es)
 	// The verifying walk's list, only when there is one to start.
 	var walk []*entry
 	walkAhead := !c.opts.DisablePrefault && c.verifiesAhead(cf)

@@ -161,6 +161,8 @@ func (t *nameIndex) rehash(n int) {
 	}
 	old := t.slots
 	t.slots, t.tags = make([]*entry, size), make([]uint32, size)
+	populate(t.slots)
+	populate(t.tags)
 	t.n, t.used = 0, 0
 	for _, e := range old {
 		if e != nil {

@@ -26,3 +26,6 @@ func (o *osFile) Lock(mode LockMode, wait bool) error {
 func (o *osFile) Unlock() error { return nil }
 
 func (o *osFile) SyncData() error { return o.f.Sync() }
+
+// PopulateHeap does nothing here: MADV_POPULATE_WRITE is Linux's.
+func PopulateHeap(addr uintptr, n int) {}

@@ -13,3 +13,6 @@ func (o *osFile) Allocate(off, length int64) error {
 
 // SyncData falls back to fsync, which flushes at least as much.
 func (o *osFile) SyncData() error { return o.f.Sync() }
+
+// PopulateHeap does nothing here: MADV_POPULATE_WRITE is Linux's.
+func PopulateHeap(addr uintptr, n int) {}

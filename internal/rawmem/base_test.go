@@ -2,6 +2,7 @@ package rawmem
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -31,4 +32,24 @@ func TestPointerAt(t *testing.T) {
 	require.Equal(t, []byte{2, 3}, got)
 	require.Equal(t, 2, cap(got))
 	require.Nil(t, Pointer(nil))
+}
+
+// TestRegion: Region is where s's elements lie, whatever their type: the
+// address of s[0] and len(s) times the element's size; an empty s gives
+// nothing to act on.
+func TestRegion(t *testing.T) {
+	type pair struct {
+		p *int
+		n int32
+	}
+	s := make([]pair, 5)
+	// Addresses taken together: s may live on a stack that moves.
+	addr, n := Region(s[1:4])
+	at1, at4 := uintptr(unsafe.Pointer(&s[1])), uintptr(unsafe.Pointer(&s[4]))
+	require.Equal(t, at1, addr)
+	require.Equal(t, 3*int(unsafe.Sizeof(pair{})), n)
+	require.Equal(t, at4, addr+uintptr(n), "the range ends where s[4] starts")
+	addr, n = Region(s[2:2])
+	require.Zero(t, addr)
+	require.Zero(t, n)
 }

@@ -131,3 +131,16 @@ func Pointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b
 // At is the n bytes at p (memory a system call returned, such as a
 // mapping), with capacity n.
 func At(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
+
+// Region is the address and byte length of s's elements, for a system
+// call about the memory they occupy (madvise). They are numbers, not a
+// view: nothing can be written through them and they keep nothing alive,
+// so the caller keeps s alive across the call. A goroutine's stack can
+// move, so s is heap memory (a large or escaping allocation); Go does not
+// move heap objects today.
+func Region[T any](s []T) (uintptr, int) {
+	if len(s) == 0 {
+		return 0, 0
+	}
+	return uintptr(unsafe.Pointer(unsafe.SliceData(s))), len(s) * int(unsafe.Sizeof(s[0]))
+}
