@@ -226,7 +226,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		x.parts = min(workers, maxParts)
 	}
 	if opts.Fingerprints {
-		if x.parts > 1 {
+		if x.parts > 0 {
 			parts = newTableParts(x.parts, debug.FreeOSMemory)
 			defer parts.free()
 		} else {
@@ -245,7 +245,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			return Result{}, searched{}, sp.err
 		}
 	} else {
-		if x.parts > 1 {
+		if x.parts > 0 {
 			parts = newMemParts(x.parts, opts.Liveness)
 		} else {
 			memSeen = newFPSet()
