@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/xpwc/xpwc/model"
 )
 
 // The expander's chunks are made on first use and kept from level to level
@@ -19,4 +21,34 @@ func TestChunkPoolMakesOnlyWhatIsAsked(t *testing.T) {
 	four := x.chunkPool(4)
 	assert.Len(t, x.chunks, 4)
 	assert.Equal(t, three, four[:3], "the kept chunks are handed out again")
+}
+
+// With more than one worker a level of a few chunks is cut finer, so that
+// every worker has some of it: a level that one worker expands as one
+// chunk reaches the merge in several, and in the level's order.
+func TestFewChunksAreCutForEveryWorker(t *testing.T) {
+	d := model.Designs()[0]
+	b := livenessBounds
+	x := newExpander(&d, b, model.NewCanon(&d, b, 0, true))
+	init := model.Init(b)
+	level := &frontier{}
+	for range chunkStates {
+		var e model.Encoding
+		x.canon.Encode(&init, &e)
+		level.push(&e)
+	}
+	for _, workers := range []int{1, 2} {
+		var sizes []int
+		x.expandLevel(level, workers, nil, func(c *chunk) { sizes = append(sizes, len(c.counts)) }, func() bool { return false })
+		total := 0
+		for _, n := range sizes {
+			total += n
+		}
+		assert.Equal(t, chunkStates, total, "%d workers: every state merged once", workers)
+		if workers == 1 {
+			assert.Len(t, sizes, 1, "one worker takes the level whole")
+		} else {
+			assert.GreaterOrEqual(t, len(sizes), workers, "%d workers: a chunk for each", workers)
+		}
+	}
 }
