@@ -52,3 +52,11 @@ func TestFewChunksAreCutForEveryWorker(t *testing.T) {
 		}
 	}
 }
+
+// A fingerprint's part is its low bits (which neither visited set uses to
+// place it); 0 and 1 are one fingerprint, so one part.
+func TestPartOfIsTheLowBits(t *testing.T) {
+	for fp, want := range map[uint64]int{0: 1, 1: 1, 2: 2, 3: 0, 0xffff_0000_0000_0004: 1, 0x1_0005: 2} {
+		assert.Equal(t, want, partOf(fp, 3), "%#x", fp)
+	}
+}
