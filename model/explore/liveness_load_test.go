@@ -148,3 +148,20 @@ func TestReadFullShortReadIsAnError(t *testing.T) {
 	assert.Error(t, readFull(shortReader{}, make([]byte, 8), 0))
 	assert.NoError(t, readFull(shortReader{}, nil, 0), "nothing asked, nothing missing")
 }
+
+// resize leaves the blocks as that many adds do: full but for the last,
+// and no block at all for none.
+func TestResizeIsAdds(t *testing.T) {
+	for _, n := range []int{0, 1, blockLen - 1, blockLen, blockLen + 1, 2 * blockLen} {
+		var sized, added blocks[uint8]
+		sized.resize(n)
+		for range n {
+			added.add(0)
+		}
+		require.Equal(t, len(added.b), len(sized.b), "%d values: blocks", n)
+		for k := range added.b {
+			assert.Equal(t, len(added.b[k]), len(sized.b[k]), "%d values: block %d", n, k)
+		}
+		assert.Equal(t, n, sized.len())
+	}
+}
