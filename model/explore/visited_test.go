@@ -40,9 +40,17 @@ func TestFPSetFillAndGrowth(t *testing.T) {
 }
 
 // Each segment of fpTable is at most 4/5 full after every insert, and grows
-// by a quarter, rounded up to whole pages of slots.
+// by a quarter, rounded up to whole pages of slots; release is called
+// when, and only when, the segments replaced since the last call hold an
+// eighth of the table's fingerprints.
 func TestFPTableFillAndGrowth(t *testing.T) {
-	tab := newFPTable(nil)
+	var tab *fpTable
+	before, replaced, releases := 0, 0, 0 // replaced: slots of the segments replaced since the last release
+	tab = newFPTable(func() {
+		releases++
+		require.GreaterOrEqual(t, replaced+before, tab.n/8, "released early")
+		replaced = -before
+	})
 	x := uint64(0x9e3779b97f4a7c15)
 	grown := 0
 	for range 700_000 {
@@ -50,11 +58,12 @@ func TestFPTableFillAndGrowth(t *testing.T) {
 		x ^= x >> 7
 		x ^= x << 17
 		s := &tab.segs[x>>56]
-		before := len(s.slots)
+		before = len(s.slots)
 		_, added := tab.addID(x, 0)
 		require.True(t, added)
 		require.LessOrEqual(t, 5*s.n, 4*len(s.slots), "past 4/5 full at %d", s.n)
 		if n := len(s.slots); n != before {
+			replaced += before
 			grown++
 			quarter := before * 5 / 4
 			require.Zero(t, n%pageWords, "whole pages")
@@ -62,6 +71,8 @@ func TestFPTableFillAndGrowth(t *testing.T) {
 		}
 	}
 	assert.Greater(t, grown, 4*fpSegments, "every segment grew a few times")
+	assert.Less(t, replaced, tab.n/8, "no release owed")
+	assert.Greater(t, releases, 10)
 }
 
 // links keeps an op as its index in a table of 14 bits (the top two say
