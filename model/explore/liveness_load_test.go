@@ -2,7 +2,9 @@ package explore
 
 import (
 	"encoding/binary"
+	"io"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,7 +126,11 @@ func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
 			got := newFPIndex(n)
 			got.countTops(&tops)
 			got.startPlacing()
-			require.NoError(t, got.placeHeads(heads.f, n, workers))
+			f := &countingReader{r: heads.f}
+			require.NoError(t, got.placeHeads(f, n, workers))
+			if n < headsPerWorker {
+				assert.Equal(t, int32(1), f.reads.Load(), "%d rows, %d workers: read once, on one goroutine", n, workers)
+			}
 			assert.Equal(t, want.top, got.top, "%d rows, %d workers", n, workers)
 			assert.Equal(t, want.fps, got.fps, "%d rows, %d workers", n, workers)
 			assert.Equal(t, want.ids, got.ids, "%d rows, %d workers", n, workers)
@@ -135,6 +141,17 @@ func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
 		assert.Error(t, got.placeHeads(heads.f, n+1, 2), "a row past the file's end")
 		require.NoError(t, sp.close())
 	}
+}
+
+// countingReader counts the reads of a file.
+type countingReader struct {
+	r     io.ReaderAt
+	reads atomic.Int32
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.r.ReadAt(p, off)
 }
 
 // shortReader returns one byte less than asked for, and no error, which
