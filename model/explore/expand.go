@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"math/bits"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -42,7 +43,7 @@ type chunk struct {
 	counts  []int    // successors of each state
 	fps     []uint64 // each state's fingerprint (expander.stateFPs)
 	covered uint64
-	// With the visited set split into parts (expander.parts > 1): the
+	// With the visited set split into parts (expander.parts > 0): the
 	// fingerprints of the successors that are not self-loops, by part, in
 	// the chunk's order (pfp), and what each part's goroutine found for
 	// them (pres: the state's number within its part, newBit if the
@@ -75,8 +76,8 @@ type expander struct {
 	// chunks are kept from level to level: their slices grow to a level's
 	// widest states once, not once a level.
 	chunks []*chunk
-	// parts is how many parts the visited set is split into (0 or 1: it
-	// is not, and the merging goroutine inserts every fingerprint).
+	// parts is how many parts the visited set is split into (0: it is not,
+	// and the merging goroutine inserts every fingerprint; else 2 or more).
 	parts int
 }
 
@@ -124,13 +125,11 @@ func (w *worker) mask(ids []spec.InvariantID) uint32 {
 func (w *worker) expand(c *chunk) {
 	x := w.x
 	c.succ, c.first, c.counts, c.fps, c.covered = c.succ[:0], c.first[:0], c.counts[:0], c.fps[:0], 0
-	if x.parts > 1 {
-		if len(c.pfp) != x.parts {
-			c.pfp, c.pres = make([][]uint64, x.parts), make([][]uint32, x.parts)
-		}
-		for p := range c.pfp {
-			c.pfp[p] = c.pfp[p][:0]
-		}
+	if len(c.pfp) != x.parts {
+		c.pfp, c.pres = make([][]uint64, x.parts), make([][]uint32, x.parts)
+	}
+	for p := range c.pfp {
+		c.pfp[p] = c.pfp[p][:0]
 	}
 	all := uint64(1)<<len(x.covers) - 1
 	for k := range c.encs {
@@ -156,7 +155,7 @@ func (w *worker) expand(c *chunk) {
 				} else {
 					sc.ren = x.canon.Encode(&out.Next, &sc.enc)
 					sc.fp = sc.enc.Fingerprint()
-					if x.parts > 1 {
+					if x.parts > 0 {
 						p := partOf(sc.fp, x.parts)
 						sc.part = uint8(p)
 						c.pfp[p] = append(c.pfp[p], sc.fp)
@@ -166,12 +165,10 @@ func (w *worker) expand(c *chunk) {
 				if current && model.Quiet(out.Op) {
 					sc.edge = quietEdgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
 				}
-				if w.covered != all {
-					for i := range x.covers {
-						if w.covered&(1<<i) == 0 && x.covers[i].Reached(t) {
-							w.covered |= 1 << i
-							sc.covers |= 1 << i
-						}
+				for left := all &^ w.covered; left != 0; left &= left - 1 {
+					if i := bits.TrailingZeros64(left); x.covers[i].Reached(t) {
+						w.covered |= 1 << i
+						sc.covers |= 1 << i
 					}
 				}
 			}
@@ -210,9 +207,10 @@ func quietEdgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 }
 
 // expandLevel expands every state of level and hands each chunk to merge,
-// in the level's order. With more than one worker, goroutines expand chunks
-// ahead while merge runs; stopped, read after each merge, ends the level.
-// With the visited set in parts (x.parts > 1), one goroutine a part runs
+// in the level's order, on workers (1 or more) goroutines. With more than
+// one, goroutines expand chunks ahead while merge runs; stopped, read after
+// each merge, ends the level.
+// With the visited set in parts (x.parts > 0), one goroutine a part runs
 // insert(p, c) on each chunk, in the level's order, between its expansion
 // and its merge: a part sees its fingerprints in the order one goroutine
 // would insert them, so each state is new at the same successor as with
@@ -227,7 +225,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		}
 		return n
 	}
-	if workers <= 1 {
+	if workers == 1 {
 		w := x.newWorker()
 		c := x.chunkPool(1)[0]
 		for left := level.count(); left > 0 && !stopped(); {
@@ -240,10 +238,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		pprof.SetGoroutineLabels(roleOther)
 		return
 	}
-	parts := 0
-	if x.parts > 1 {
-		parts = x.parts
-	}
+	parts := x.parts // 0, or two and more
 	// The merging goroutine hands out the chunks itself, round the pool
 	// in the level's order (chunk i of the level is pool[i%len(pool)]):
 	// each chunk again, refilled, as soon as it is merged, so no other

@@ -226,7 +226,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		x.parts = min(workers, maxParts)
 	}
 	if opts.Fingerprints {
-		if x.parts > 1 {
+		if x.parts > 0 {
 			parts = newTableParts(x.parts, debug.FreeOSMemory)
 			defer parts.free()
 		} else {
@@ -245,7 +245,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			return Result{}, searched{}, sp.err
 		}
 	} else {
-		if x.parts > 1 {
+		if x.parts > 0 {
 			parts = newMemParts(x.parts, opts.Liveness)
 		} else {
 			memSeen = newFPSet()
@@ -266,7 +266,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 		seen.addID(enc.Fingerprint(), 0)
 	}
 	level.push(&enc)
-	base, states, pending := 0, 1, 1 // index of level[0]; states visited; not yet expanded
+	base, states, pending := 0, 1, true // index of level[0]; states visited; a state not yet expanded
 	memory := func() uint64 {
 		switch {
 		case table != nil:
@@ -278,12 +278,13 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	}
 
 	res := Result{Design: d.Name, Bounds: b, Workers: workers}
-	bounded := b.Depth > 0
-	for depth := 0; (!bounded || depth < b.Depth) && level.count() > 0 && !res.Truncated && sp.err == nil; depth++ {
+	for depth := 0; level.count() > 0 && !res.Truncated && sp.err == nil; depth++ {
 		res.Depth = depth + 1
-		keep := !bounded || depth+1 < b.Depth // the next level is expanded only within the bound
+		// The next level is kept, to be expanded, only within the bound
+		// (Depth 0: none): the one past it is left empty.
+		keep := depth+1 != b.Depth
 		next.reset()
-		pending = 0
+		pending = false
 		k := 0
 		stop := false
 		// merge takes one expanded state's successors, in the order a
@@ -328,7 +329,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 						viol |= sc.stateViol
 						links.add(i, sc.op, sc.ren)
 						states++
-						pending++
+						pending = true
 						if keep {
 							next.push(&sc.enc)
 						}
@@ -362,7 +363,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					res.Interrupted, res.Truncated, stop = true, true, true
 					return
 				}
-				if kk&4095 == 0 && sp.err != nil {
+				if sp.err != nil {
 					stop = true
 					return
 				}
@@ -387,7 +388,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 	if sp.err != nil {
 		return Result{}, searched{}, sp.err
 	}
-	res.Exhausted = pending == 0 && !res.Truncated && !res.Stopped
+	res.Exhausted = !pending && !res.Truncated && !res.Stopped
 	res.States = states
 	var ids stateIDs = memSeen
 	switch {

@@ -291,6 +291,9 @@ func TestFrontierKeepsOrder(t *testing.T) {
 		// Each block is filled before the next: no more blocks than the
 		// states' encodings with their bitmaps need.
 		require.LessOrEqual(t, len(f.b), 3000*(bitmapSize+model.EncodedSize)/frontBlock+1)
+		for k := range f.b { // and a block is closed before a state could overflow it (append would copy it)
+			require.Equal(t, frontBlock, cap(f.b[k]), "block %d", k)
+		}
 		var c cursor
 		for i := range want {
 			var e model.Encoding

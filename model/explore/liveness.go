@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"slices"
+
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
 )
@@ -308,9 +310,7 @@ func buildLasso(d *model.Design, b model.Bounds, g *graph, l statePaths, seen st
 						path = append(path, st)
 						x = st.from
 					}
-					for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-						path[i], path[j] = path[j], path[i]
-					}
+					slices.Reverse(path)
 					return path, pw, true
 				}
 				if !seenP[pw] {

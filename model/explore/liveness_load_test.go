@@ -2,7 +2,9 @@ package explore
 
 import (
 	"encoding/binary"
+	"io"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,7 +126,11 @@ func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
 			got := newFPIndex(n)
 			got.countTops(&tops)
 			got.startPlacing()
-			require.NoError(t, got.placeHeads(heads.f, n, workers))
+			f := &countingReader{r: heads.f}
+			require.NoError(t, got.placeHeads(f, n, workers))
+			if n < headsPerWorker {
+				assert.Equal(t, int32(1), f.reads.Load(), "%d rows, %d workers: read once, on one goroutine", n, workers)
+			}
 			assert.Equal(t, want.top, got.top, "%d rows, %d workers", n, workers)
 			assert.Equal(t, want.fps, got.fps, "%d rows, %d workers", n, workers)
 			assert.Equal(t, want.ids, got.ids, "%d rows, %d workers", n, workers)
@@ -137,6 +143,17 @@ func TestPlaceHeadsIsPlaceInOrder(t *testing.T) {
 	}
 }
 
+// countingReader counts the reads of a file.
+type countingReader struct {
+	r     io.ReaderAt
+	reads atomic.Int32
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.r.ReadAt(p, off)
+}
+
 // shortReader returns one byte less than asked for, and no error, which
 // io.ReaderAt's contract forbids: a file that does it is still not read as
 // whole.
@@ -147,4 +164,21 @@ func (shortReader) ReadAt(p []byte, _ int64) (int, error) { return max(len(p)-1,
 func TestReadFullShortReadIsAnError(t *testing.T) {
 	assert.Error(t, readFull(shortReader{}, make([]byte, 8), 0))
 	assert.NoError(t, readFull(shortReader{}, nil, 0), "nothing asked, nothing missing")
+}
+
+// resize leaves the blocks as that many adds do: full but for the last,
+// and no block at all for none.
+func TestResizeIsAdds(t *testing.T) {
+	for _, n := range []int{0, 1, blockLen - 1, blockLen, blockLen + 1, 2 * blockLen} {
+		var sized, added blocks[uint8]
+		sized.resize(n)
+		for range n {
+			added.add(0)
+		}
+		require.Equal(t, len(added.b), len(sized.b), "%d values: blocks", n)
+		for k := range added.b {
+			assert.Equal(t, len(added.b[k]), len(sized.b[k]), "%d values: block %d", n, k)
+		}
+		assert.Equal(t, n, sized.len())
+	}
 }

@@ -141,10 +141,11 @@ func (x *fpIndex) placeHeads(f interface {
 }, rows, workers int) error {
 	workers = max(1, min(workers, rows/headsPerWorker))
 	ranges := func(w int) (int, int) { return rows * w / workers, rows * (w + 1) / workers }
-	each := func(fn func(w int) error) error {
-		errs := make([]error, workers)
+	// each runs fn for ranges 0 to n-1 at once.
+	each := func(n int, fn func(w int) error) error {
+		errs := make([]error, n)
 		var wg sync.WaitGroup
-		for w := range workers {
+		for w := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -175,12 +176,12 @@ func (x *fpIndex) placeHeads(f interface {
 		at[w] = make([]uint32, len(x.top))
 	}
 	shift := 64 - x.topBits
-	if workers > 1 {
-		if err := each(func(w int) error {
-			return read(w, func(fp uint64, _ uint32) { at[w][fp>>shift]++ })
-		}); err != nil {
-			return err
-		}
+	// Each range's count places the ranges after it: the last range's
+	// (the only one, with one goroutine) is not needed.
+	if err := each(workers-1, func(w int) error {
+		return read(w, func(fp uint64, _ uint32) { at[w][fp>>shift]++ })
+	}); err != nil {
+		return err
 	}
 	for t := range len(x.top) - 1 {
 		next := x.top[t]
@@ -190,7 +191,7 @@ func (x *fpIndex) placeHeads(f interface {
 			next += n
 		}
 	}
-	if err := each(func(w int) error {
+	if err := each(workers, func(w int) error {
 		cur := at[w]
 		return read(w, func(fp uint64, row uint32) {
 			i := cur[fp>>shift]

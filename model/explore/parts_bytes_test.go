@@ -60,3 +60,14 @@ func TestPartsBytesAreTheHeapTheyHold(t *testing.T) {
 		runtime.KeepAlive(v)
 	}
 }
+
+// The fingerprint table's parts release memory as often as one table does:
+// one ask of n parts in n is passed on.
+func TestTablePartsReleaseOneAskInN(t *testing.T) {
+	releases := 0
+	v := newTableParts(3, func() { releases++ })
+	for i := range 9 {
+		v.tabs[i%3].release()
+	}
+	assert.Equal(t, 3, releases)
+}

@@ -269,20 +269,19 @@ func (f *frontier) push(e *model.Encoding) {
 func appendPacked(blk []byte, e *model.Encoding) []byte {
 	at := len(blk)
 	blk = append(blk, make([]byte, bitmapSize)...)
-	j := 0
-	for ; j+8 <= len(e); j += 8 {
-		w := binary.LittleEndian.Uint64(e[j:])
+	for k := range len(e) / 8 {
+		w := binary.LittleEndian.Uint64(e[8*k:])
 		if w == 0 {
 			continue // whole words of zeros are the common case
 		}
 		// The top bit of each nonzero byte, gathered into one byte.
 		nz := ((w & lows7) + lows7 | w) &^ lows7
-		blk[at+j/8] = byte((nz >> 7) * gather >> 56)
+		blk[at+k] = byte((nz >> 7) * gather >> 56)
 		for ; nz != 0; nz &= nz - 1 {
-			blk = append(blk, e[j+bits.TrailingZeros64(nz)/8])
+			blk = append(blk, e[8*k+bits.TrailingZeros64(nz)/8])
 		}
 	}
-	for ; j < len(e); j++ {
+	for j := len(e) / 8 * 8; j < len(e); j++ {
 		if c := e[j]; c != 0 {
 			blk[at+j/8] |= 1 << (j % 8)
 			blk = append(blk, c)
