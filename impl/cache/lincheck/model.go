@@ -261,7 +261,7 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		// model.lookUp: a hit needs every field of the key to match (G1)
 		// and adds the entry to the active program's set (Hold).
 		sl := &s.Slots[in.Name]
-		if repacksHeap(cfg, &s, in.Name) {
+		if repacksHeap(cfg, &s, in.Name, in.Variant) {
 			*sl = slot{} // it lives on for its holders, outside the index
 		}
 		match := sl.Present && sl.Variant == in.Variant
@@ -310,7 +310,7 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 		s.Reserved &^= 1 << in.Client
 		s.Tainted &^= 1 << in.Client
 		sl := &s.Slots[in.Name]
-		if repacksHeap(cfg, &s, in.Name) {
+		if repacksHeap(cfg, &s, in.Name, in.Variant) {
 			*sl = slot{}
 		}
 		if sl.Present && sl.Variant == in.Variant {
@@ -490,12 +490,13 @@ func apply(cfg ModelConfig, s State, in Input, out Output, blind bool) []State {
 // repacksHeap reports whether a look-up of name n during the active
 // launch leaves a heap entry to be re-packed to the file instead of
 // serving it (cache.find, docs/bugs.md "A fall-back heap packing kept out
-// of the file"): the entry is held by other programs only, and the launch
-// can write the file (no busy lock or failed reservation is in these
-// workloads).
-func repacksHeap(cfg ModelConfig, s *State, n int) bool {
+// of the file"): the entry has the key looked up (find checks the key
+// first: another variant's heap entry stays indexed), it is held by other
+// programs only, and the launch can write the file (no busy lock or failed
+// reservation is in these workloads).
+func repacksHeap(cfg ModelConfig, s *State, n int, v uint8) bool {
 	sl := s.Slots[n]
-	return sl.Present && !sl.InFile && !cfg.HeapOnly && s.Active != 0 && sl.Holders&(1<<(s.Active-1)) == 0
+	return sl.Present && sl.Variant == v && !sl.InFile && !cfg.HeapOnly && s.Active != 0 && sl.Holders&(1<<(s.Active-1)) == 0
 }
 
 func when(ok bool, s State) []State {
