@@ -104,8 +104,9 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo,
 		c.opts.Format = got
 		c.byName.init(got == spec.FormatV2)
 	}
+	parser := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch, Populate: vfs.PopulateHeap}
 	if got == spec.FormatV2 {
-		v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch, Populate: vfs.PopulateHeap}.ParseV2(r, size)
+		v, err := parser.ParseV2(r, size)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +114,7 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo,
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := spec.Parser{MaxIndexBytes: c.opts.MaxIndexBytes, Prefetch: prefetch, Populate: vfs.PopulateHeap}.ParseV3(r, size)
+	v, err := parser.ParseV3(r, size)
 	if err != nil {
 		return nil, err
 	}
