@@ -2,6 +2,7 @@ package cache
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,9 +35,11 @@ func TestConcatEqual(t *testing.T) {
 // of every name, the length, and what all yields (each entry once). Names
 // come from a few letters so that v2's concatenations collide ("ab"+"c",
 // "a"+"bc") and removals leave runs of removed slots that probes must
-// pass.
+// pass. A long letter makes names past the stack buffer v2's hash builds
+// concatenations in.
 func TestNameIndexMatchesMap(t *testing.T) {
-	letters := []string{"", "a", "b", "ab", "ba", "abc"}
+	long := strings.Repeat("l", 200)
+	letters := []string{"", "a", "b", "ab", "ba", "abc", long, long + "a", "a" + long}
 	for _, v2 := range []bool{false, true} {
 		name := func(k spec.Key) entryName {
 			if v2 {
