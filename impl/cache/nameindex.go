@@ -28,6 +28,11 @@ type nameIndex struct {
 	tags  []uint32
 	n     int // entries held
 	used  int // slots with a tag (entries and removed ones)
+	// last is the entry get found last, while it is held: XNNPACK's
+	// operator creation looks a weight up and, on a hit, asks for it again
+	// (LookUpOrInsert with no bytes), and a name compared costs less than
+	// one hashed.
+	last *entry
 }
 
 const (
@@ -99,6 +104,9 @@ func (t *nameIndex) get(w, b string) *entry {
 	if t.n == 0 {
 		return nil
 	}
+	if e := t.last; e != nil && t.same(e, w, b) {
+		return e
+	}
 	h, tag := t.hash(w, b)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -107,6 +115,7 @@ func (t *nameIndex) get(w, b string) *entry {
 			return nil
 		case tag:
 			if e := t.slots[i]; t.same(e, w, b) {
+				t.last = e
 				return e
 			}
 		}
@@ -137,6 +146,9 @@ func (t *nameIndex) put(e *entry) {
 			}
 		case tag:
 			if t.same(t.slots[i], e.key().Weight, e.key().Bias) {
+				if t.last == t.slots[i] {
+					t.last = nil
+				}
 				t.slots[i] = e
 				return
 			}
@@ -155,6 +167,9 @@ func (t *nameIndex) remove(e *entry) {
 		if t.slots[i] == e {
 			t.slots[i], t.tags[i] = nil, tagRemoved
 			t.n--
+			if t.last == e {
+				t.last = nil
+			}
 			return
 		}
 	}

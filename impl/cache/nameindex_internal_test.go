@@ -36,7 +36,8 @@ func TestConcatEqual(t *testing.T) {
 // come from a few letters so that v2's concatenations collide ("ab"+"c",
 // "a"+"bc") and removals leave runs of removed slots that probes must
 // pass. A long letter makes names past the stack buffer v2's hash builds
-// concatenations in.
+// concatenations in. Remembering the entry found last without forgetting
+// it at its removal or replacement failed it.
 func TestNameIndexMatchesMap(t *testing.T) {
 	long := strings.Repeat("l", 200)
 	letters := []string{"", "a", "b", "ab", "ba", "abc", long, long + "a", "a" + long}
@@ -62,6 +63,10 @@ func TestNameIndexMatchesMap(t *testing.T) {
 		}
 		for step := range 20000 {
 			k := keys[rng.IntN(len(keys))]
+			// A look-up of the name before and after each change, as
+			// XNNPACK's look-up then insert: the entry get remembers must
+			// not outlive its removal or replacement.
+			require.Same(t, ref[name(k)], idx.get(k.Weight, k.Bias), "v2=%v step %d before", v2, step)
 			switch rng.IntN(3) {
 			case 0, 1:
 				e := &entry{rec: &spec.Entry{Key: k}}
@@ -77,6 +82,7 @@ func TestNameIndexMatchesMap(t *testing.T) {
 					idx.remove(&entry{rec: &spec.Entry{Key: k}})
 				}
 			}
+			require.Same(t, ref[name(k)], idx.get(k.Weight, k.Bias), "v2=%v step %d after", v2, step)
 			require.Equal(t, len(ref), idx.len(), "v2=%v step %d", v2, step)
 			if step%97 != 0 {
 				continue
