@@ -383,12 +383,6 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 	// One allocation for all entries of the load.
 	es := make([]entry, len(add))
 	populate(es)
-	// The verifying walk's list, only when there is one to start.
-	var walk []*entry
-	walkAhead := !c.opts.DisablePrefault && c.verifiesAhead(cf)
-	if walkAhead {
-		walk = make([]*entry, 0, len(add))
-	}
 	// Into an empty index (every warm launch) the names of a file of the
 	// configured format go unchecked: the parser and merge's map give each
 	// name once, so none displaces another, and each is hashed once, not
@@ -421,12 +415,9 @@ func (c *Cache) addCommitted(cf *committedFile, f vfs.File, add []spec.Entry) er
 		if c.opts.VerifyData == VerifyOnLoad {
 			c.verify(e)
 		}
-		if walkAhead && e.place == inFile && len(e.bytes()) > 0 {
-			walk = append(walk, e)
-		}
 	}
-	if walkAhead && len(walk) > 0 {
-		c.pendingWalks = append(c.pendingWalks, pendingWalk{verify: walk})
+	if !c.opts.DisablePrefault && c.verifiesAhead(cf) {
+		c.pendingWalks = append(c.pendingWalks, pendingWalk{ents: es, recs: add})
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,9 +35,12 @@ func TestConcatEqual(t *testing.T) {
 // of every name, the length, and what all yields (each entry once). Names
 // come from a few letters so that v2's concatenations collide ("ab"+"c",
 // "a"+"bc") and removals leave runs of removed slots that probes must
-// pass.
+// pass. A long letter makes names past the stack buffer v2's hash builds
+// concatenations in. Remembering the entry found last without forgetting
+// it at its removal or replacement failed it.
 func TestNameIndexMatchesMap(t *testing.T) {
-	letters := []string{"", "a", "b", "ab", "ba", "abc"}
+	long := strings.Repeat("l", 200)
+	letters := []string{"", "a", "b", "ab", "ba", "abc", long, long + "a", "a" + long}
 	for _, v2 := range []bool{false, true} {
 		name := func(k spec.Key) entryName {
 			if v2 {
@@ -59,6 +63,10 @@ func TestNameIndexMatchesMap(t *testing.T) {
 		}
 		for step := range 20000 {
 			k := keys[rng.IntN(len(keys))]
+			// A look-up of the name before and after each change, as
+			// XNNPACK's look-up then insert: the entry get remembers must
+			// not outlive its removal or replacement.
+			require.Same(t, ref[name(k)], idx.get(k.Weight, k.Bias), "v2=%v step %d before", v2, step)
 			switch rng.IntN(3) {
 			case 0, 1:
 				e := &entry{rec: &spec.Entry{Key: k}}
@@ -74,6 +82,7 @@ func TestNameIndexMatchesMap(t *testing.T) {
 					idx.remove(&entry{rec: &spec.Entry{Key: k}})
 				}
 			}
+			require.Same(t, ref[name(k)], idx.get(k.Weight, k.Bias), "v2=%v step %d after", v2, step)
 			require.Equal(t, len(ref), idx.len(), "v2=%v step %d", v2, step)
 			if step%97 != 0 {
 				continue

@@ -5,11 +5,13 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xpwc/xpwc/impl/vfs"
+	"github.com/xpwc/xpwc/spec"
 )
 
 // prefaultChunk is how much of a mapping one populate call covers: small
@@ -80,11 +82,13 @@ func startPrefault(m vfs.Mapping, n int) *prefaulter {
 }
 
 // pendingWalk is a walk a load prepared and startWalks starts: a populating
-// walk over m's first n bytes, or a verifying walk over the entries verify.
+// walk over m's first n bytes, or a verifying walk over the entries ents
+// a load made from recs.
 type pendingWalk struct {
-	m      vfs.Mapping
-	n      int
-	verify []*entry
+	m    vfs.Mapping
+	n    int
+	ents []entry
+	recs []spec.Entry
 }
 
 // startWalks starts the walks the loads prepared; c.mu is held. A load
@@ -96,8 +100,8 @@ type pendingWalk struct {
 func (c *Cache) startWalks() {
 	for _, w := range c.pendingWalks {
 		var p *prefaulter
-		if w.verify != nil {
-			p = c.startVerifyAhead(w.verify)
+		if w.ents != nil {
+			p = c.startVerifyAhead(w.ents, w.recs)
 		} else {
 			p = startPrefault(w.m, w.n)
 		}
@@ -143,18 +147,11 @@ const aheadWindow = 8 << 20
 // runtime re-packs with reason corrupt, as without the walk: what a caller
 // sees of a corrupt entry does not depend on which goroutine got to it
 // first.
-func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
-	if len(es) == 0 {
+func (c *Cache) startVerifyAhead(ents []entry, recs []spec.Entry) *prefaulter {
+	a := newAheadWalk(ents, recs, cmp.Or(c.aheadWindow, aheadWindow))
+	if a == nil {
 		return nil
 	}
-	// es is the walk's own list (addCommitted made it), in index order,
-	// which is file order for files xpwc wrote.
-	byOff := func(a, b *entry) int { return cmp.Compare(a.off(), b.off()) }
-	if !slices.IsSortedFunc(es, byOff) {
-		slices.SortFunc(es, byOff)
-	}
-	a := &aheadWalk{es: es, at: spansOf(es), window: cmp.Or(c.aheadWindow, aheadWindow)}
-	a.reached.Store(-1)
 	p := &prefaulter{ahead: a}
 	p.wg.Add(1)
 	go func() {
@@ -169,7 +166,7 @@ func (c *Cache) startVerifyAhead(es []*entry) *prefaulter {
 func (c *Cache) walkAhead(p *prefaulter) {
 	a := p.ahead
 	seen, since := int64(-1), time.Now()
-	for i := 0; i < len(a.es) && !p.stop.Load(); {
+	for i := 0; i < a.len() && !p.stop.Load(); {
 		next, ok := a.next(i)
 		switch {
 		case next != i:
@@ -194,7 +191,9 @@ func (c *Cache) walkAhead(p *prefaulter) {
 			}
 			time.Sleep(min(max(waited/8, 10*time.Microsecond), time.Millisecond))
 		default:
-			if !c.checkAhead(a.es[i]) {
+			// An entry without bytes has no pages to fault in, and its
+			// check costs the compute nothing.
+			if a.span(i).size > 0 && !c.checkAhead(a.entry(i)) {
 				return
 			}
 			i++
@@ -207,18 +206,60 @@ func (c *Cache) walkAhead(p *prefaulter) {
 const aheadPatience = time.Second
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
-// far the compute got, as an index into es, the walk's entries in file
-// order. at is where they were when the walk started: the walk reads it
-// without c.mu, under which a refresh may move an entry's offset. window
-// is the walk's own (walkAhead widens it).
+// far the compute got, as an index into the walk's entries in file order,
+// and the walk's window (walkAhead widens it). The entries are those of
+// one load, ents, in the order of its records recs (ents[i] was loaded
+// from recs[i]), through order when that is not file order. The walk
+// reads the records without c.mu: they never change (a refresh that moves
+// an entry gives it a new record), so they say where each entry was at its
+// load. A warm launch's walk, over a file xpwc wrote (in file order),
+// allocates nothing: a list of the entries and a copy of their ranges took
+// 28 KiB, 7 fresh pages, a fault each in a fresh process.
 type aheadWalk struct {
-	es     []*entry
-	at     []span
+	ents   []entry
+	recs   []spec.Entry
+	order  []int32 // nil: ents are in file order
 	window int64
 	// reached is the index of the last entry the compute asked for (Bytes),
 	// -1 before its first; done is set when the walk ended.
 	reached atomic.Int64
 	done    atomic.Bool
+}
+
+// newAheadWalk returns the walk over ents, loaded from recs, with the
+// given window, or nil when there is nothing to walk.
+func newAheadWalk(ents []entry, recs []spec.Entry, window int64) *aheadWalk {
+	if len(ents) == 0 {
+		return nil
+	}
+	a := &aheadWalk{ents: ents, recs: recs, window: window}
+	a.reached.Store(-1)
+	byOff := func(x, y spec.Entry) int { return cmp.Compare(x.Offset, y.Offset) }
+	if !slices.IsSortedFunc(recs, byOff) {
+		a.order = make([]int32, len(recs))
+		for i := range a.order {
+			a.order[i] = int32(i)
+		}
+		slices.SortStableFunc(a.order, func(x, y int32) int { return byOff(recs[x], recs[y]) })
+	}
+	return a
+}
+
+func (a *aheadWalk) len() int { return len(a.ents) }
+
+// at maps a position in file order to an index into ents and recs.
+func (a *aheadWalk) at(i int) int {
+	if a.order == nil {
+		return i
+	}
+	return int(a.order[i])
+}
+
+// entry is the walk's i-th entry in file order, span its range at load.
+func (a *aheadWalk) entry(i int) *entry { return &a.ents[a.at(i)] }
+func (a *aheadWalk) span(i int) span {
+	r := &a.recs[a.at(i)]
+	return span{int64(r.Offset), int64(r.Size)}
 }
 
 // next tells the walk, about to check es[i], which entry to turn to: i
@@ -237,17 +278,24 @@ func (a *aheadWalk) next(i int) (next int, ok bool) {
 	if i < first {
 		return first, true
 	}
-	return i, i == first || a.at[i].off+a.at[i].size-a.at[r+1].off <= a.window
+	return i, i == first || a.span(i).off+a.span(i).size-a.span(r+1).off <= a.window
 }
 
-// index returns e's index in es, or -1 if the walk does not hold e (or a
-// refresh moved it since; c.mu held).
+// index returns e's position in the walk, or -1 if the walk does not
+// hold e (or a refresh moved it since; c.mu held). Entries without bytes
+// may share an offset with the next entry.
 func (a *aheadWalk) index(e *entry) int {
-	i, found := slices.BinarySearchFunc(a.at, e.off(), func(x span, off int64) int { return cmp.Compare(x.off, off) })
-	if !found || a.es[i] != e {
+	off := e.off()
+	i, found := sort.Find(a.len(), func(i int) int { return cmp.Compare(off, a.span(i).off) })
+	if !found {
 		return -1
 	}
-	return i
+	for ; i < a.len() && a.span(i).off == off; i++ {
+		if a.entry(i) == e {
+			return i
+		}
+	}
+	return -1
 }
 
 // reach records that the compute asked for e's bytes (Bytes, c.mu held)

@@ -190,7 +190,7 @@ func TestVerifyAheadStaysInWindow(t *testing.T) {
 	c.aheadChecked = func(e *entry) {
 		a := c.prefaults[0].ahead
 		r := int(a.reached.Load())
-		if span := a.at[a.index(e)].off + a.at[a.index(e)].size - a.at[r+1].off; span > a.window {
+		if span := a.span(a.index(e)).off + a.span(a.index(e)).size - a.span(r+1).off; span > a.window {
 			mu.Lock()
 			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key().Weight, span, r))
 			mu.Unlock()
@@ -602,4 +602,37 @@ func TestComputeCheckOfAReleasedEntry(t *testing.T) {
 	}
 	b, err := c.Bytes(h)
 	require.ErrorIs(t, err, ErrStaleHandle, "got %d bytes", len(b))
+}
+
+// A walk takes its entries in file order whatever the order of the
+// records they were loaded from (a refresh adds them in map order), and
+// finds each entry's position from its offset, also among entries without
+// bytes that share an offset with the next one. Without the sort the
+// positions were out of order; a search that stopped at the first entry
+// of an offset lost the entries after it.
+func TestAheadWalkInFileOrder(t *testing.T) {
+	// Offsets, sorted: 0, 0 (empty), 100 (empty), 100, 300.
+	offs := []uint64{100, 0, 300, 100, 0}
+	sizes := []uint64{0, 100, 50, 200, 0}
+	recs := make([]spec.Entry, len(offs))
+	ents := make([]entry, len(offs))
+	for i := range recs {
+		recs[i] = spec.Entry{Key: spec.Key{Weight: strconv.Itoa(i)}, Offset: offs[i], Size: sizes[i]}
+		ents[i].rec = &recs[i]
+	}
+	a := newAheadWalk(ents, recs, 1<<20)
+	require.Equal(t, len(recs), a.len())
+	var got []int64
+	for i := range a.len() {
+		got = append(got, a.span(i).off)
+		require.Equal(t, int64(a.entry(i).rec.Size), a.span(i).size, "position %d", i)
+		require.Equal(t, i, a.index(a.entry(i)), "position of %s", a.entry(i).rec.Key.Weight)
+	}
+	require.True(t, slices.IsSorted(got), "offsets %v", got)
+	require.Equal(t, -1, a.index(&entry{rec: &spec.Entry{Offset: 100}}), "an entry the walk does not hold")
+	require.Equal(t, -1, a.index(&entry{rec: &spec.Entry{Offset: 50}}))
+
+	inOrder := newAheadWalk(ents[1:2], recs[1:2], 1<<20)
+	require.Nil(t, inOrder.order, "records in file order need no order of their own")
+	require.Nil(t, newAheadWalk(nil, nil, 1<<20))
 }

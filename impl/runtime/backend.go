@@ -69,7 +69,14 @@ type Backend struct {
 	kernel Kernel
 	cache  Cache // nil: weights cache disabled
 
-	layers []packedLayer
+	// handles[i] is layer i's entry in the cache. own[i], non-nil, is
+	// layer i's packed bytes kept by the backend instead (no cache, or one
+	// that refused): own is allocated at the first such layer, so a warm
+	// launch, which keeps none, allocates 16 bytes a layer here, not 40.
+	// Each new heap page is a fault in a fresh process
+	// (TestWarmInitAllocationBound).
+	handles []cache.Handle
+	own     [][]byte
 	// scratch holds the unpacked source weights of the layer being packed.
 	// It is dropped at finalize (G5): the backend holds no source after Init.
 	scratchW, scratchB []float32
@@ -91,11 +98,6 @@ const (
 	stateReady
 	stateDestroyed
 )
-
-type packedLayer struct {
-	h   cache.Handle
-	own []byte // non-nil: packed bytes kept by the backend, not the cache
-}
 
 // NewBackend prepares p for initialization with kernel k through cache c.
 // A nil c disables the weights cache (OptWeightCacheEnabled false).
@@ -151,7 +153,7 @@ func (b *Backend) Init() error {
 			b.registered = true
 		}
 	}
-	b.layers = make([]packedLayer, b.prog.NumLayers())
+	b.handles = make([]cache.Handle, b.prog.NumLayers())
 	for i := range b.prog.layers {
 		if err := b.initLayer(i); err != nil {
 			return err
@@ -177,7 +179,7 @@ func (b *Backend) initLayer(i int) error {
 	}
 	if b.cache == nil {
 		own, err := b.pack(i, make([]byte, size))
-		b.layers[i].own = own
+		b.keep(i, own)
 		b.stats.Private++
 		return err
 	}
@@ -185,7 +187,7 @@ func (b *Backend) initLayer(i int) error {
 	if _, ok := b.cache.LookUp(key); ok {
 		h, err := b.cache.LookUpOrInsert(key, nil)
 		if err == nil {
-			b.layers[i].h = h
+			b.handles[i] = h
 			b.stats.Hits++
 			return nil
 		}
@@ -204,12 +206,28 @@ func (b *Backend) initLayer(i int) error {
 	if err != nil {
 		// The reserved region's fate is the cache's; keep a private copy.
 		b.fallback(err)
-		b.layers[i].own = append([]byte(nil), packed...)
+		b.keep(i, append([]byte(nil), packed...))
 		b.stats.Private++
 		return nil
 	}
-	b.layers[i].h = h
+	b.handles[i] = h
 	return nil
+}
+
+// keep records packed as layer i's bytes, kept by the backend, not the cache.
+func (b *Backend) keep(i int, packed []byte) {
+	if b.own == nil {
+		b.own = make([][]byte, len(b.handles))
+	}
+	b.own[i] = packed
+}
+
+// owned returns layer i's bytes if the backend keeps them, else nil.
+func (b *Backend) owned(i int) []byte {
+	if b.own == nil {
+		return nil
+	}
+	return b.own[i]
 }
 
 // pack generates layer i's source weights into the scratch buffers and packs
@@ -275,7 +293,7 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 	if m <= 0 || len(x) != m*b.prog.inputDim {
 		return nil, fmt.Errorf("%w: %d values for %d rows of %d", ErrBadInput, len(x), m, b.prog.inputDim)
 	}
-	outs := make([][]float32, len(b.layers))
+	outs := make([][]float32, len(b.handles))
 	ieee, cast := crc32.NewIEEE(), crc32.New(castagnoli)
 	var buf []byte
 	for i, l := range b.prog.layers {
@@ -310,14 +328,14 @@ func (b *Backend) Run(x []float32, m int) (*Result, error) {
 // re-pack is saved, and the compute uses the new bytes: no output is
 // computed from bytes that failed, or were not given, their check.
 func (b *Backend) packedBytes(i int) ([]byte, error) {
-	if own := b.layers[i].own; own != nil {
+	if own := b.owned(i); own != nil {
 		return own, nil
 	}
-	packed, err := b.cache.Bytes(b.layers[i].h)
+	packed, err := b.cache.Bytes(b.handles[i])
 	if !errors.Is(err, cache.ErrCorruptData) {
 		return packed, err
 	}
-	b.layers[i] = packedLayer{}
+	b.handles[i] = cache.Handle{}
 	err = b.initLayer(i)
 	b.scratchW, b.scratchB = nil, nil // no source held after the re-pack (G5)
 	if err != nil {
@@ -327,10 +345,10 @@ func (b *Backend) packedBytes(i int) ([]byte, error) {
 	if err := b.cache.Save(); err != nil {
 		b.fallback(err)
 	}
-	if own := b.layers[i].own; own != nil {
+	if own := b.owned(i); own != nil {
 		return own, nil
 	}
-	return b.cache.Bytes(b.layers[i].h)
+	return b.cache.Bytes(b.handles[i])
 }
 
 // Destroy releases the program's cache entries (cache DeleteProgram) and
@@ -340,7 +358,7 @@ func (b *Backend) Destroy() error {
 		return nil
 	}
 	b.state = stateDestroyed
-	b.layers, b.scratchW, b.scratchB = nil, nil, nil
+	b.handles, b.own, b.scratchW, b.scratchB = nil, nil, nil, nil
 	if b.cache == nil || !b.registered {
 		return nil
 	}
