@@ -295,6 +295,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			if parts != nil {
 				parts.startChunk()
 			}
+			e := 0 // c.next's entry of the next successor that is not a self-loop
 			for j, cnt := range c.counts {
 				i := int32(base + k)
 				if g != nil {
@@ -308,6 +309,10 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 					sc := &row[k] // by reference: a copy would escape through the level's interface
 					res.Transitions++
 					target, isNew := uint32(i), false
+					enc := e
+					if !sc.self {
+						e++
+					}
 					switch {
 					case sc.self:
 					case parts != nil:
@@ -331,7 +336,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 						states++
 						pending = true
 						if keep {
-							next.push(&sc.enc)
+							next.push(&c.next[enc])
 						}
 					}
 					if g != nil && sc.edge&edgeQuiet != 0 && !sc.self {

@@ -97,7 +97,7 @@ func TestExpandLevelHandsOutEveryStateInOrder(t *testing.T) {
 	}
 	// The tail: with 2 workers a level's last chunks shrink to an eighth.
 	assert.Equal(t, chunkStates, chunkSize(100000, 2))
-	assert.Equal(t, 100, chunkSize(800, 2))
+	assert.Equal(t, 6*chunkStates/8, chunkSize(6*chunkStates, 2))
 	assert.Equal(t, chunkStates/8, chunkSize(40, 2))
 	assert.Equal(t, chunkStates, chunkSize(40, 1))
 }
