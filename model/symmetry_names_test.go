@@ -16,18 +16,7 @@ import (
 func sampleStates(d *Design, b Bounds, bfs, walks, length int, seed uint64) []State {
 	alphabet := Alphabet(b)
 	start := Init(b)
-	seen := map[State]bool{start: true}
-	out := []State{start}
-	for i := 0; i < len(out) && len(out) < bfs; i++ {
-		for _, op := range alphabet {
-			for _, o := range Step(d, b, out[i], op) {
-				if !seen[o.Next] {
-					seen[o.Next] = true
-					out = append(out, o.Next)
-				}
-			}
-		}
-	}
+	out := breadthFirst(d, b, start, bfs)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for range walks {
 		s := start
@@ -41,6 +30,24 @@ func sampleStates(d *Design, b Bounds, bfs, walks, length int, seed uint64) []St
 			}
 			s = next[rng.IntN(len(next))].Next
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// breadthFirst returns the first states (at least max, when there are as
+// many) design d reaches from start at bounds b, breadth first.
+func breadthFirst(d *Design, b Bounds, start State, max int) []State {
+	seen := map[State]bool{start: true}
+	out := []State{start}
+	for i := 0; i < len(out) && len(out) < max; i++ {
+		for _, op := range Alphabet(b) {
+			for _, o := range Step(d, b, out[i], op) {
+				if !seen[o.Next] {
+					seen[o.Next] = true
+					out = append(out, o.Next)
+				}
+			}
 		}
 	}
 	return out
