@@ -60,14 +60,10 @@ type chunk struct {
 	parts sync.WaitGroup
 }
 
-// chunkStates is a chunk's states. With more than one worker the pool of
-// chunks (poolChunks) passes through every core in turn: small enough
-// chunks keep the whole pool's successor records within one core's L2
-// (1 MiB here, TestChunkPoolFitsInL2), so that a worker writes its chunk
-// over lines its cache still holds. At 256 states a chunk the pool was
-// four times that, and the second worker's expansion cost 15-22 % more
-// CPU than the first's (CPU profiles by role, alternated runs).
-const chunkStates = 64
+// chunkStates is a chunk's states. 64 (a pool within one core's L2) was
+// tried: on an idle machine two workers then took 7 % longer than at 256
+// (more hand-offs), while one worker gained nothing.
+const chunkStates = 256
 
 // poolChunks is how many chunks are out at once with workers goroutines.
 func poolChunks(workers int) int { return 2*workers + 2 }

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 
@@ -60,25 +59,4 @@ func TestPartOfIsTheLowBits(t *testing.T) {
 	for fp, want := range map[uint64]int{0: 1, 1: 1, 2: 2, 3: 0, 0xffff_0000_0000_0004: 1, 0x1_0005: 2} {
 		assert.Equal(t, want, partOf(fp, 3), "%#x", fp)
 	}
-}
-
-// l2Bytes is the L2 cache of one core of the machines the explorer is
-// measured on (AMD EPYC, 1 MiB a core).
-const l2Bytes = 1 << 20
-
-// With two workers the pool of chunks out at once, with what expanding
-// them writes (successor records, encodings, fingerprints by part and the
-// parts' answers), fits in one core's L2: the chunks go round both cores,
-// and a worker whose writes miss its cache spends more CPU on the same
-// states (chunkStates). Measured on a sample of the reference's states.
-func TestChunkPoolFitsInL2(t *testing.T) {
-	x, states := levelOf(t, 3000)
-	x.parts, x.stateFPs = 2, true
-	c := &chunk{encs: states}
-	x.newWorker().expand(c)
-	bytes := len(c.encs)*(model.EncodedSize+24) + len(c.succ)*int(unsafe.Sizeof(succ{})) +
-		len(c.next)*model.EncodedSize + (len(c.pfp[0])+len(c.pfp[1]))*12
-	perState := bytes / len(c.encs)
-	assert.LessOrEqual(t, poolChunks(2)*chunkStates*perState, l2Bytes,
-		"%d bytes a state (%d successors a state)", perState, len(c.succ)/len(c.encs))
 }
