@@ -54,8 +54,13 @@ type benchReport struct {
 	// WarmFirstOutputMSByPolicy is init plus inference: checking data
 	// checksums faults the pages in, which inference would otherwise do.
 	WarmFirstOutputMSByPolicy map[string]float64 `json:"warm_first_output_ms_by_policy"`
-	ColdRunMS                 float64            `json:"cold_run_ms"`
-	WarmRunMS                 float64            `json:"warm_run_ms"`
+	// WarmFirstOutputSamplesMS are the default policy's first outputs,
+	// one a warm launch (fresh open and mapping), in run order: the
+	// figures above are their median, and their spread is the noise a
+	// ratio of one bench run carries.
+	WarmFirstOutputSamplesMS []float64 `json:"warm_first_output_samples_ms"`
+	ColdRunMS                float64   `json:"cold_run_ms"`
+	WarmRunMS                float64   `json:"warm_run_ms"`
 	// WarmSteadyRunMS is inference once the weights are resident and
 	// checked (the median of later runs of a warm launch): the floor of a
 	// first output. The two ratios are the issue's goals, default policy
@@ -393,6 +398,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 			firsts = append(firsts, r.InitTime+r.RunTime)
 			if pol == runtime.DefaultVerifyData {
 				rep.DirtyBytesFileModeWarm = r.MappedDirty
+				rep.WarmFirstOutputSamplesMS = append(rep.WarmFirstOutputSamplesMS, msOf(r.InitTime+r.RunTime))
 			}
 			b.progress("warm %s %d/%d: init %v, run %v", pol, i+1, b.runs, r.InitTime.Round(time.Microsecond), r.RunTime.Round(time.Microsecond))
 		}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 
@@ -116,4 +119,19 @@ func BenchmarkBandwidth(b *testing.B) {
 	for _, s := range rep.PackByShape {
 		b.ReportMetric(s.PackRatio, fmt.Sprintf("%dx%d", s.N, s.K))
 	}
+}
+
+// The bench lists the default policy's first outputs, one a warm launch,
+// and the first-output figures are their median: a reader sees the
+// spread one run's ratio carries.
+func TestBenchFirstOutputSamples(t *testing.T) {
+	var out, errOut bytes.Buffer
+	run(&env{stdout: &out, stderr: &errOut}, []string{"bench", "--runs", "3", "--relaunches", "1", "--dir", t.TempDir(), "--json"})
+	var rep benchReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), errOut.String())
+	require.Len(t, rep.WarmFirstOutputSamplesMS, 3)
+	s := slices.Clone(rep.WarmFirstOutputSamplesMS)
+	slices.Sort(s)
+	require.Equal(t, s[1], rep.WarmFirstOutputMSByPolicy[rep.DefaultPolicy])
+	require.Equal(t, ratio(s[1], rep.WarmSteadyRunMS), rep.WarmFirstOutputToSteadyRun)
 }

@@ -2,13 +2,11 @@ package cache
 
 import (
 	"cmp"
-	"math"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/xpwc/xpwc/impl/vfs"
 	"github.com/xpwc/xpwc/spec"
@@ -162,48 +160,41 @@ func (c *Cache) startVerifyAhead(ents []entry, recs []spec.Entry) *prefaulter {
 	return p
 }
 
-// walkAhead is the loop of a verifying walk (startVerifyAhead).
+// walkAhead is the loop of a verifying walk (startVerifyAhead). It
+// checks the entries near the compute while they fit in its window, and
+// whenever the window is full it checks the last entry not yet checked
+// instead, working back from the end of the file: the two ends meet, and
+// the walk never waits. Waiting for the compute to move instead (timed
+// sleeps) idled the walk's core: the runtime's idle wait lasts at least
+// a millisecond however short a sleep is asked for, in which the compute
+// ran through the window and went on checking alone (docs/benchmarks.md,
+// "Verifying ahead of the compute"). An entry checked from the far end
+// is read again from memory by the compute, as a steady inference reads
+// it; what the walk saves it there is the check. A compute that never
+// comes (its program waits before its first inference, or uses fewer
+// entries than the file holds) finds everything checked.
 func (c *Cache) walkAhead(p *prefaulter) {
 	a := p.ahead
-	seen, since := int64(-1), time.Now()
-	for i := 0; i < a.len() && !p.stop.Load(); {
-		next, ok := a.next(i)
-		switch {
-		case next != i:
-			i = next
-		case !ok:
-			// The window is full: wait for the compute to move on, in
-			// sleeps from 10 µs (the window holds far more than the
-			// compute reads meanwhile) growing to a millisecond, which is
-			// all Close waits for. Spinning instead took the core from the
-			// compute's thread on a busy machine (docs/benchmarks.md). A
-			// compute that has not moved for aheadPatience is not
-			// computing now (its program waits before its first
-			// inference, or uses fewer entries than the file holds): the
-			// walk checks the rest without a window, as the time is idle.
-			if r := a.reached.Load(); r != seen {
-				seen, since = r, time.Now()
-			}
-			waited := time.Since(since)
-			if waited > aheadPatience {
-				a.window = math.MaxInt64
-				continue
-			}
-			time.Sleep(min(max(waited/8, 10*time.Microsecond), time.Millisecond))
-		default:
-			// An entry without bytes has no pages to fault in, and its
-			// check costs the compute nothing.
-			if a.span(i).size > 0 && !c.checkAhead(a.entry(i)) {
-				return
-			}
-			i++
+	// Entries from hi on are the far end's, checked already.
+	for lo, hi := 0, a.len(); lo < hi && !p.stop.Load(); {
+		next, near := a.next(lo)
+		if next >= hi {
+			return
+		}
+		i := next
+		if near {
+			lo = next + 1
+		} else {
+			lo, hi = next, hi-1
+			i = hi
+		}
+		// An entry without bytes has no pages to fault in, and its
+		// check costs the compute nothing.
+		if a.span(i).size > 0 && !c.checkAhead(a.entry(i)) {
+			return
 		}
 	}
 }
-
-// aheadPatience is how long a verifying walk whose window is full waits
-// for the compute before it goes on without a window (walkAhead).
-const aheadPatience = time.Second
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
 // far the compute got, as an index into the walk's entries in file order,
@@ -266,8 +257,9 @@ func (a *aheadWalk) span(i int) span {
 // itself, or a later one when the compute reached i or the entry before
 // it (the compute checks its next entry itself then, and the walk takes
 // the one after). ok is false while i lies beyond the window (the walk
-// waits); the first entry the walk may take is always within it, however
-// large, so that the walk never stalls behind an entry larger than the
+// turns to the far end); the first entry the walk may take is always
+// within it, however large, so that the walk does not leave the compute's
+// next entries for the far end because one of them is larger than the
 // window.
 func (a *aheadWalk) next(i int) (next int, ok bool) {
 	r := int(a.reached.Load())

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -172,28 +171,28 @@ func TestVerifyAheadChecksOnceInFileOrder(t *testing.T) {
 	}
 }
 
-// The walk runs at most its window ahead of the compute: with a window of
-// three entries and no compute it checks the first three and waits; each
-// Bytes moves the window one entry on, and the walk, having left the entry
-// after the compute's to it, checks the one entering the window. It never
-// checks an entry beyond the window measured from where the compute is at
-// that moment.
-func TestVerifyAheadStaysInWindow(t *testing.T) {
+// The walk checks the entries near the compute while they fit in its
+// window (three entries here), and whenever the window is full the last
+// unchecked entry instead, from the end of the file back: it never waits
+// for the compute, and the two ends meet. The walk is held inside each
+// check while the test moves the compute, so the order is exact.
+func TestVerifyAheadTurnsToTheEndWhenTheWindowIsFull(t *testing.T) {
 	const n, size = 12, 20 << 10
 	path := aheadFile(t, n)
-	var mu sync.Mutex
-	var beyond []string
+	checked, gate, ended := make(chan string), make(chan struct{}), make(chan struct{})
 	c, err := Open(Options{Path: path, Format: spec.FormatV3, VerifyData: VerifyOnCompute})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	t.Cleanup(func() { close(ended) }) // first: a failed test lets the walk go
 	c.aheadWindow = 3 * size
 	c.aheadChecked = func(e *entry) {
-		a := c.prefaults[0].ahead
-		r := int(a.reached.Load())
-		if span := a.span(a.index(e)).off + a.span(a.index(e)).size - a.span(r+1).off; span > a.window {
-			mu.Lock()
-			beyond = append(beyond, fmt.Sprintf("%s %d bytes past the compute at %d", e.key().Weight, span, r))
-			mu.Unlock()
+		select {
+		case checked <- e.key().Weight:
+			select {
+			case <-gate:
+			case <-ended:
+			}
+		case <-ended:
 		}
 	}
 	require.NoError(t, c.InitializeForProgram("P"))
@@ -204,27 +203,31 @@ func TestVerifyAheadStaysInWindow(t *testing.T) {
 		hs[i] = h
 	}
 	beginWalks(c)
-	// settled waits until the walk has checked want entries, then a while
-	// longer, and reports how many it checked.
-	settled := func(want uint64) uint64 {
-		deadline := time.Now().Add(10 * time.Second)
-		for c.Stats().VerifiedAhead < want && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+	// compute[i] are the entries the compute asks for while the walk is
+	// held in its check of want[i].
+	want := []int{0, 1, 2, 11, 3, 10, 4, 5, 9, 8, 7, 6}
+	compute := map[int][]int{3: {0}, 5: {1, 2}}
+	for step, w := range want {
+		select {
+		case got := <-checked:
+			require.Equal(t, "w"+strconv.Itoa(w), got, "check %d of %v", step, want)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("check %d of %v: the walk waits for the compute", step, want)
 		}
-		time.Sleep(20 * time.Millisecond)
-		return c.Stats().VerifiedAhead
+		for _, i := range compute[step] {
+			_, err := c.Bytes(hs[i])
+			require.NoError(t, err)
+		}
+		gate <- struct{}{}
 	}
-	require.Equal(t, uint64(3), settled(3), "no compute yet: the walk checks the window's three entries")
-	for i, h := range hs {
+	waitWalks(c)
+	for _, h := range hs {
 		_, err := c.Bytes(h)
 		require.NoError(t, err)
-		// The compute is at entry i: the window holds entries i+1..i+3.
-		require.Equal(t, uint64(min(i+4, n)), settled(uint64(min(i+4, n))), "compute at entry %d", i)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.Empty(t, beyond, "the walk checked entries beyond its window")
-	require.Equal(t, uint64(n), c.Stats().Verified)
+	st := c.Stats()
+	require.Equal(t, uint64(n), st.VerifiedAhead)
+	require.Equal(t, uint64(n), st.Verified, "the compute checked again what the walk checked")
 }
 
 // A compute racing the walk gets no byte that was not checked: whoever
@@ -287,29 +290,6 @@ func openAheadWindow(t *testing.T, path string, n int, window int64, hook func(*
 	}
 	beginWalks(c)
 	return c, hs
-}
-
-// A walk whose window is full and whose compute has not moved for
-// aheadPatience (its program waits before its first inference, or uses
-// fewer entries than the file holds) checks the rest without a window,
-// instead of waiting for Close.
-func TestVerifyAheadUnpacedWhenTheComputeWaits(t *testing.T) {
-	const n = 8
-	path := aheadFile(t, n)
-	start := time.Now()
-	c, _ := openAheadWindow(t, path, n, 2*(20<<10), nil)
-	ended := make(chan struct{})
-	go func() {
-		waitWalks(c)
-		close(ended)
-	}()
-	select {
-	case <-ended:
-	case <-time.After(aheadPatience + 10*time.Second):
-		t.Fatal("the walk waited on for a compute that does not come")
-	}
-	require.GreaterOrEqual(t, time.Since(start), aheadPatience, "the walk ran past its window at once")
-	require.Equal(t, uint64(n), c.Stats().VerifiedAhead)
 }
 
 // A corrupt entry the walk reaches first is left unchecked: the compute's
