@@ -198,7 +198,7 @@ func (c *Cache) walkAhead(p *prefaulter) {
 
 // aheadWalk is what a verifying walk shares with the compute's Bytes: how
 // far the compute got, as an index into the walk's entries in file order,
-// and the walk's window (walkAhead widens it). The entries are those of
+// and the walk's window (aheadWindow, or the cache's own in tests). The entries are those of
 // one load, ents, in the order of its records recs (ents[i] was loaded
 // from recs[i]), through order when that is not file order. The walk
 // reads the records without c.mu: they never change (a refresh that moves
@@ -253,7 +253,7 @@ func (a *aheadWalk) span(i int) span {
 	return span{int64(r.Offset), int64(r.Size)}
 }
 
-// next tells the walk, about to check es[i], which entry to turn to: i
+// next tells the walk, about to check its i-th entry, which to turn to: i
 // itself, or a later one when the compute reached i or the entry before
 // it (the compute checks its next entry itself then, and the walk takes
 // the one after). ok is false while i lies beyond the window (the walk

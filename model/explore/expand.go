@@ -65,9 +65,6 @@ type chunk struct {
 // (more hand-offs), while one worker gained nothing.
 const chunkStates = 256
 
-// poolChunks is how many chunks are out at once with workers goroutines.
-func poolChunks(workers int) int { return 2*workers + 2 }
-
 // expander holds what expanding a state needs that does not change during a
 // run.
 type expander struct {
@@ -257,7 +254,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	// each chunk again, refilled, as soon as it is merged, so no other
 	// goroutine has to be woken between a merge and the next expansion.
 	// At most the pool is out, so no send below waits.
-	pool := x.chunkPool(poolChunks(workers))
+	pool := x.chunkPool(2*workers + 2)
 	jobs := make(chan *chunk, len(pool))
 	toPart := make([]chan *chunk, parts)
 	for p := range toPart {
