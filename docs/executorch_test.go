@@ -1,0 +1,174 @@
+package docs
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// benchmarks.md compares xpwc's warm load with ExecuTorch's own loader,
+// timed outside this repository (its code is not ours to commit). The run's
+// records are committed as they came, and the page's figures are computed
+// again here from them, so a new run, or an edited figure, cannot leave the
+// page and the records apart.
+const (
+	etRecords = "testdata/bench/executorch.txt"
+	etRunNote = "testdata/bench/executorch.run"
+)
+
+// etRun is the records of one run: each process's figures by tag, and the
+// cycles (a cycle holds one process of each tag, in a shuffled order).
+type etRun struct {
+	byTag  map[string][]map[string]float64
+	cycles []map[string]map[string]float64
+}
+
+// readETRun parses the records: "load L" opens a cycle, "TAG {json}" is one
+// process's figures.
+func readETRun(name string) (etRun, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return etRun{}, err
+	}
+	defer f.Close()
+	r := etRun{byTag: map[string][]map[string]float64{}}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		tag, rec, _ := strings.Cut(sc.Text(), " ")
+		if tag == "load" {
+			r.cycles = append(r.cycles, map[string]map[string]float64{})
+			continue
+		}
+		if len(r.cycles) == 0 {
+			return etRun{}, fmt.Errorf("%s:%d: a record before the first cycle", name, n)
+		}
+		var v map[string]float64
+		if err := json.Unmarshal([]byte(rec), &v); err != nil {
+			return etRun{}, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		r.byTag[tag] = append(r.byTag[tag], v)
+		r.cycles[len(r.cycles)-1][tag] = v
+	}
+	return r, sc.Err()
+}
+
+// median is the median of tag's field over the run's processes.
+func (r etRun) median(tag, field string) (float64, error) {
+	var v []float64
+	for _, rec := range r.byTag[tag] {
+		x, ok := rec[field]
+		if !ok {
+			return 0, fmt.Errorf("a %s record without %s", tag, field)
+		}
+		v = append(v, x)
+	}
+	if len(v) == 0 {
+		return 0, fmt.Errorf("no %s records", tag)
+	}
+	return medianOf(v), nil
+}
+
+// pairedMedian is the median over the cycles of a's field over b's: a ratio
+// of processes run side by side, which the machine's drift does not move.
+func (r etRun) pairedMedian(a, b, field string) (float64, error) {
+	var v []float64
+	for _, c := range r.cycles {
+		x, okA := c[a][field]
+		y, okB := c[b][field]
+		if okA && okB && y > 0 {
+			v = append(v, x/y)
+		}
+	}
+	if len(v) == 0 {
+		return 0, fmt.Errorf("no cycle with both %s and %s", a, b)
+	}
+	return medianOf(v), nil
+}
+
+func medianOf(v []float64) float64 {
+	v = slices.Sorted(slices.Values(v))
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// etFigures renders the figures benchmarks.md quotes, as it quotes them.
+func etFigures(r etRun) ([]string, error) {
+	var errs []error
+	med := func(tag, field string) float64 {
+		m, err := r.median(tag, field)
+		errs = append(errs, err)
+		return m
+	}
+	paired := func(a, b, field string) float64 {
+		m, err := r.pairedMedian(a, b, field)
+		errs = append(errs, err)
+		return m
+	}
+	etCore, etWhole := med("et", "core_cpu_ms"), med("et", "whole_cpu_ms")
+	v2, v3 := med("core-v2", "core_cpu_ms"), med("core-v3", "core_cpu_ms")
+	l2, l3 := med("launch-v2", "init_cpu_ms"), med("launch-v3", "init_cpu_ms")
+	v3v2 := paired("core-v3", "core-v2", "core_cpu_ms")
+	figs := []string{
+		fmt.Sprintf("%d cycles", len(r.cycles)),
+		fmt.Sprintf("ExecuTorch's core %.2f ms", etCore),
+		fmt.Sprintf("xpwc **v2 %.2f×, v3 %.2f×**", v2/etCore, v3/etCore),
+		fmt.Sprintf("v3 / v2 in a cycle %.2f", v3v2),
+		fmt.Sprintf("its whole warm start %.2f ms", etWhole),
+		fmt.Sprintf("`init_cpu_ms` **v2 %.2f×, v3 %.2f×**", l2/etWhole, l3/etWhole),
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return figs, nil
+}
+
+// TestExecuTorchFiguresCurrent: benchmarks.md's ExecuTorch paragraph
+// quotes the committed run's medians, and the run note says how it was made.
+func TestExecuTorchFiguresCurrent(t *testing.T) {
+	note := readPage(t, etRunNote)
+	for _, k := range []string{"command", "commit", "date", "machine", "load"} {
+		if !strings.Contains(note, k+": ") {
+			t.Errorf("%s does not say the run's %s", etRunNote, k)
+		}
+	}
+	r, err := readETRun(etRecords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := etFigures(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.Join(strings.Fields(readPage(t, "benchmarks.md")), " ")
+	for _, f := range figs {
+		if !strings.Contains(page, f) {
+			t.Errorf("benchmarks.md does not say %q (computed from %s)", f, etRecords)
+		}
+	}
+}
+
+// A record without a figure the page quotes fails instead of counting as 0.
+func TestExecuTorchFiguresNeedTheirFields(t *testing.T) {
+	dir := t.TempDir()
+	name := dir + "/r.txt"
+	recs := "load 0.5\net {\"core_cpu_ms\":2}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n" +
+		"launch-v2 {\"init_cpu_ms\":3}\nlaunch-v3 {\"init_cpu_ms\":3}\n"
+	if err := os.WriteFile(name, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readETRun(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := etFigures(r); err == nil || !strings.Contains(err.Error(), "whole_cpu_ms") {
+		t.Errorf("without whole_cpu_ms: %v", err)
+	}
+}
