@@ -75,7 +75,7 @@ func BenchmarkV3LoadChecks(b *testing.B) {
 		for b.Loop() {
 			m := newStartMap(page, uint64(size))
 			for i := range parsed {
-				m.add(parsed[:i+1], &parsed[i])
+				m.add(parsed[:i+1], i)
 			}
 			if a, _ := m.overlap(parsed); a >= 0 {
 				b.Fatal("overlap")
