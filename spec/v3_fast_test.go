@@ -6,9 +6,26 @@ import (
 	"testing"
 )
 
-// The v3 decoder's fast checks (zeroTail, v3RangeOK) only decide whether
+// The v3 decoder's fast checks (hasNUL, zeroTail, v3RangeOK) only decide whether
 // the exact checks behind them run: these tests hold that their answers are
 // the exact checks' answers.
+
+func TestHasNULMatchesByteScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0, 1, 0x7f, 0x80, 0x81, 0xfe, 0xff, 'a', '.'}
+	for range 200_000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[1+rng.IntN(len(alphabet)-1)]
+			if rng.IntN(25) == 0 {
+				b[i] = 0
+			}
+		}
+		if got, want := hasNUL(b), bytes.IndexByte(b, 0) >= 0; got != want {
+			t.Fatalf("hasNUL(%x) = %v, want %v", b, got, want)
+		}
+	}
+}
 
 func TestZeroTailMatchesByteScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
