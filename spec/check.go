@@ -84,20 +84,25 @@ func newNameSetFrom(count uint64, name func(*Entry) string, partitionFrom int) *
 }
 
 // add records the next entry, whose stored name is b (the name's bytes as
-// read, equal to its name). Entries are added in order, each once.
+// read, equal to its name). Entries are added in order, each once. It
+// inlines to a nil check for a small set, which hashes at the end.
 func (s *nameSet) add(b []byte) {
 	if s.hs32 != nil {
-		h := nameHash(b)
-		h32 := uint32(h ^ h>>32)
-		if len(s.hs32) == cap(s.hs32) {
-			// Grown like the decoders' Entries (growEntries), not by
-			// append's quarter steps.
-			n := min(uint64(entriesGrowth*cap(s.hs32)), s.count)
-			s.hs32 = slices.Grow(s.hs32, int(n)-len(s.hs32))
-		}
-		s.hs32 = append(s.hs32, h32)
-		s.counts[uint64(h32)>>(32-s.bktBits)]++
+		s.addHash(b)
 	}
+}
+
+func (s *nameSet) addHash(b []byte) {
+	h := nameHash(b)
+	h32 := uint32(h ^ h>>32)
+	if len(s.hs32) == cap(s.hs32) {
+		// Grown like the decoders' Entries (growEntries), not by
+		// append's quarter steps.
+		n := min(uint64(entriesGrowth*cap(s.hs32)), s.count)
+		s.hs32 = slices.Grow(s.hs32, int(n)-len(s.hs32))
+	}
+	s.hs32 = append(s.hs32, h32)
+	s.counts[uint64(h32)>>(32-s.bktBits)]++
 }
 
 // firstDup returns the first of entries whose name repeats an earlier
@@ -308,7 +313,6 @@ type startMap struct {
 	end     uint64
 	sameA   int // first pair found sharing a start, or -1
 	sameB   int // set with sameA
-	next    int
 }
 
 // maxStartBitmap is the largest bitmap a startMap allocates: 4 MiB, one bit
@@ -336,12 +340,20 @@ func newStartMapLimit(unit, bound, limit uint64) *startMap {
 	return m
 }
 
-// add records the start of entry next, e, whose range the caller has
-// checked to be aligned and to end at or before the bound. entries holds
-// the entries added before it.
-func (m *startMap) add(entries []Entry, e *Entry) {
-	i := m.next
-	m.next++
+// add records the start of entries[i], whose range the caller has checked
+// to be aligned and to end at or before the bound; entries[:i] are the
+// entries added before it, in order. It inlines the common case, a
+// non-empty range in file order (sameA is set only once out of order).
+func (m *startMap) add(entries []Entry, i int) {
+	if e := &entries[i]; m.inOrder && e.Size != 0 && e.Offset >= m.end {
+		m.end = e.Offset + e.Size
+		return
+	}
+	m.addSlow(entries, i)
+}
+
+func (m *startMap) addSlow(entries []Entry, i int) {
+	e := &entries[i]
 	if e.Size == 0 || m.sameA >= 0 {
 		return
 	}
@@ -459,7 +471,7 @@ func sortedOverlap(entries []Entry) (int, int) {
 func checkNoOverlap(entries []Entry, unit, bound uint64) (int, int) {
 	m := newStartMap(unit, bound)
 	for i := range entries {
-		m.add(entries, &entries[i])
+		m.add(entries, i)
 	}
 	return m.overlap(entries)
 }

@@ -76,8 +76,8 @@ func TestSortedOverlapMatchesBitmap(t *testing.T) {
 		require.NotZero(t, bitmap.words)
 		require.Zero(t, sorted.words)
 		for i := range entries {
-			bitmap.add(entries, &entries[i])
-			sorted.add(entries, &entries[i])
+			bitmap.add(entries, i)
+			sorted.add(entries, i)
 		}
 		a, b := bitmap.overlap(entries)
 		c, d := sorted.overlap(entries)
@@ -338,7 +338,7 @@ func TestOverlapAtWordAndRangeEdges(t *testing.T) {
 			m := newStartMapLimit(page, tc.bound, limit)
 			require.Equal(t, limit > 0, m.words > 0, tc.name)
 			for i := range tc.entries {
-				m.add(tc.entries, &tc.entries[i])
+				m.add(tc.entries, i)
 			}
 			a, b := m.overlap(tc.entries)
 			require.Equal(t, [2]int{tc.a, tc.b}, [2]int{a, b}, "%s, limit %d", tc.name, limit)

@@ -71,21 +71,37 @@ const nameChunk = 1 << 20
 // lie, so every name stays valid.
 type nameArena struct {
 	buf   []byte
-	left  uint64 // the most name bytes the rest of the index can hold
+	left  uint64 // the most name bytes the index can hold beyond those in earlier buffers
 	fresh *fresh // nil: no Parser.Populate
-	ready int    // buf[:ready] was handed to fresh
+	ready int    // buf[:ready] was handed to fresh; with no fresh, cap(buf)
 }
 
 func newNameArena(bound uint64, f *fresh) *nameArena { return &nameArena{left: bound, fresh: f} }
 
 // add copies name, which is not empty, into the arena and returns it as a
-// string.
+// string. It inlines: a name that fits the buffer (with Populate, the
+// memory already handed over) costs its copy; the rest is addSlow.
 func (a *nameArena) add(name []byte) string {
+	start := len(a.buf)
+	end := start + len(name)
+	if end > a.ready {
+		return a.addSlow(name)
+	}
+	a.buf = a.buf[:end]
+	copy(a.buf[start:], name)
+	return rawmem.BytesString(a.buf[start:])
+}
+
+func (a *nameArena) addSlow(name []byte) string {
 	if cap(a.buf)-len(a.buf) < len(name) {
 		// A small index gets one buffer of exactly its bound; a large or
 		// forged one gets chunks, each filled before the next is made.
+		a.left -= min(a.left, uint64(len(a.buf)))
 		a.buf = make([]byte, 0, int(max(min(a.left, nameChunk), uint64(len(name)))))
 		a.ready = 0
+		if a.fresh == nil {
+			a.ready = cap(a.buf)
+		}
 	}
 	start := len(a.buf)
 	if end := start + len(name); a.fresh != nil && end > a.ready {
@@ -93,7 +109,6 @@ func (a *nameArena) add(name []byte) string {
 		a.fresh.hand(a.buf[start:a.ready])
 	}
 	a.buf = append(a.buf, name...)
-	a.left -= min(a.left, uint64(len(name)))
 	return rawmem.BytesString(a.buf[start:])
 }
 
@@ -126,11 +141,16 @@ func newFresh(fn func(addr uintptr, n int)) *fresh {
 func (f *fresh) hand(b []byte) { f.fn(rawmem.Region(b)) }
 
 // entry is called before entries[len(entries)] is written (there is room
-// for it). A grown array's first part was written by the copy that grew it.
+// for it). It inlines to a nil check when there is no Populate.
 func (f *fresh) entry(entries []Entry) {
-	if f == nil {
-		return
+	if f != nil {
+		f.handEntries(entries)
 	}
+}
+
+// handEntries is entry with a Populate. A grown array's first part was
+// written by the copy that grew it.
+func (f *fresh) handEntries(entries []Entry) {
 	n := len(entries)
 	if cap(entries) != f.cap {
 		f.cap, f.done = cap(entries), n

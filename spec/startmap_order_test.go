@@ -35,7 +35,7 @@ func TestStartMapInOrderMatchesEagerBitmap(t *testing.T) {
 		for _, limit := range []uint64{maxStartBitmap, 0} {
 			lazy := newStartMapLimit(page, bound, limit)
 			for i := range entries {
-				lazy.add(entries, &entries[i])
+				lazy.add(entries, i)
 			}
 			want := [2]int{-1, -1}
 			if limit > 0 {
@@ -43,7 +43,7 @@ func TestStartMapInOrderMatchesEagerBitmap(t *testing.T) {
 				e.inOrder = false
 				e.makeBitmap(nil)
 				for i := range entries {
-					e.add(entries, &entries[i])
+					e.add(entries, i)
 				}
 				want[0], want[1] = e.overlap(entries)
 			} else {
@@ -68,7 +68,7 @@ func TestStartMapInOrderAllocatesNothing(t *testing.T) {
 	m := newStartMap(page, uint64(len(entries))*2*page)
 	got := AllocatedBytes(func() {
 		for i := range entries {
-			m.add(entries, &entries[i])
+			m.add(entries, i)
 		}
 	})
 	require.Zero(t, got)

@@ -192,9 +192,11 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 			// here and loads what it has (#20562's 63-byte file).
 			return entries[:good], 0, ferr(w.hi+8, "entry_count", count, ErrCountMismatch)
 		}
-		b, err := w.at(pos, 4, "name_len")
-		if err != nil {
-			return entries[:good], 0, err
+		b, ok := w.in(pos, 4)
+		if !ok {
+			if b, err = w.at(pos, 4, "name_len"); err != nil {
+				return entries[:good], 0, err
+			}
 		}
 		nameLen := le.Uint32(b)
 		if rest < V2EntryFixedSize || int64(nameLen) > rest-V2EntryFixedSize {
@@ -205,9 +207,10 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 		}
 		// The record is read only once its length is known to lie inside
 		// the index, so the window never reads past the footer.
-		b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry")
-		if err != nil {
-			return entries[:good], 0, err
+		if b, ok = w.in(pos+4, int(nameLen)+V2EntryFixedSize-4); !ok {
+			if b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry"); err != nil {
+				return entries[:good], 0, err
+			}
 		}
 		name, fixed := b[:nameLen], b[nameLen:]
 		if bytes.IndexByte(name, 0) >= 0 {
@@ -231,7 +234,7 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 			return entries[:good], 0, ferr(pos+4+int64(nameLen), "file_offset", e.Offset, ErrMisaligned)
 		}
 		uniq.add(name)
-		starts.add(entries, e)
+		starts.add(entries, len(entries)-1)
 		live += e.Size
 		good++
 		pos += V2EntryFixedSize + int64(nameLen)
