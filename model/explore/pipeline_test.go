@@ -12,11 +12,12 @@ import (
 // A worker that has expanded a chunk lets the parts' inserts and the merge
 // run before it expands the next one, so that the merge keeps up and hands
 // out chunks while the workers work, instead of running only once every
-// chunk of the pool is expanded and waiting. On one core (GOMAXPROCS 1, where
-// nothing else can run them) the median merge finds two chunks expanded
-// and not merged, its own included (a preempted or first-resumed worker
-// makes a few more); a worker that kept the core expanded the whole pool
-// (six chunks) before the first merge, and the median merge found four.
+// chunk of the pool is expanded and waiting. On one core (GOMAXPROCS 1,
+// where nothing else can run them) the median merge finds at most two
+// chunks expanded and not merged, its own included (a preempted or
+// first-resumed worker makes a few more); a worker that kept the core
+// expanded the whole pool (six chunks) before the first merge, and the
+// median merge found four.
 func TestWorkerLetsTheMergeRunAfterEachChunk(t *testing.T) {
 	x, states := levelOf(t, 3000)
 	level := &frontier{}
