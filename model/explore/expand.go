@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"math/bits"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -288,6 +289,11 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 			for c := range jobs {
 				w.expand(c)
 				close(c.ready)
+				// Let the parts' inserts and the merge, just woken
+				// on this core, run before the next chunk: left
+				// runnable until a worker blocks, they run only once
+				// the pool is dry, and then alone, a core idle.
+				runtime.Gosched()
 			}
 		}()
 	}
