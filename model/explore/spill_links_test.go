@@ -38,3 +38,27 @@ func TestDiskLinksAfterAnError(t *testing.T) {
 	assert.Equal(t, int32(-1), p, "at a failed read")
 	assert.ErrorIs(t, s.close(), errInjected)
 }
+
+// The graph file's row sources are read back (headsDo, for a lasso's
+// states) every one, in order, numbered by row, also past the first
+// buffer's worth (8,192 rows).
+func TestHeadsDoReadsEveryRowInOrder(t *testing.T) {
+	s := &spill{temp: newTestTemp(t)}
+	g := newDiskGraph(s)
+	const rows = 3*spillBuffer/8 + 5
+	for i := range rows {
+		g.startNode(int32(i), uint64(i)*977+1)
+		g.add(7, 0)
+	}
+	g.flushRow()
+	var got []uint64
+	g.headsDo(func(src uint64, row uint32) {
+		require.Equal(t, uint32(len(got)), row)
+		got = append(got, src)
+	})
+	require.NoError(t, s.close())
+	require.Len(t, got, rows)
+	for i, src := range got {
+		require.Equal(t, uint64(i)*977+1, src, "row %d", i)
+	}
+}
