@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +62,29 @@ func TestHeadsDoReadsEveryRowInOrder(t *testing.T) {
 	for i, src := range got {
 		require.Equal(t, uint64(i)*977+1, src, "row %d", i)
 	}
+}
+
+// A row of the graph file keeps every step, also a row with more steps
+// than two bytes of its count's varint hold (rows have a few dozen).
+func TestLongRowReadsBack(t *testing.T) {
+	s := &spill{temp: newTestTemp(t)}
+	g := newDiskGraph(s)
+	const steps = 1<<14 + 3
+	g.startNode(5, 99)
+	for i := range steps {
+		g.add(uint64(i), uint8(i))
+	}
+	rows := 0
+	g.rowsDo(func(src uint64, num int32, b []byte) {
+		rows++
+		assert.Equal(t, uint64(99), src)
+		assert.Equal(t, int32(5), num)
+		require.Len(t, b, steps*9)
+		for i := range steps {
+			require.Equal(t, uint64(i), binary.LittleEndian.Uint64(b[9*i:]))
+			require.Equal(t, uint8(i), b[9*i+8])
+		}
+	})
+	require.NoError(t, s.close())
+	assert.Equal(t, 1, rows)
 }
