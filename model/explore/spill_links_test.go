@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 
@@ -64,27 +65,39 @@ func TestHeadsDoReadsEveryRowInOrder(t *testing.T) {
 	}
 }
 
-// A row of the graph file keeps every step, also a row with more steps
-// than two bytes of its count's varint hold (rows have a few dozen).
+// A row of the graph file keeps every step, up to the most a row may
+// have, 2^20 (rows have a few dozen; its count takes three varint bytes);
+// a row that says it has more is an error.
 func TestLongRowReadsBack(t *testing.T) {
 	s := &spill{temp: newTestTemp(t)}
 	g := newDiskGraph(s)
-	const steps = 1<<14 + 3
+	const steps = 1 << 20
 	g.startNode(5, 99)
+	var want []byte
 	for i := range steps {
 		g.add(uint64(i), uint8(i))
+		want = append(binary.LittleEndian.AppendUint64(want, uint64(i)), uint8(i))
 	}
 	rows := 0
 	g.rowsDo(func(src uint64, num int32, b []byte) {
 		rows++
 		assert.Equal(t, uint64(99), src)
 		assert.Equal(t, int32(5), num)
-		require.Len(t, b, steps*9)
-		for i := range steps {
-			require.Equal(t, uint64(i), binary.LittleEndian.Uint64(b[9*i:]))
-			require.Equal(t, uint8(i), b[9*i+8])
-		}
+		assert.True(t, bytes.Equal(want, b), "the row's steps")
 	})
 	require.NoError(t, s.close())
 	assert.Equal(t, 1, rows)
+}
+
+// The error a row longer than that reads as (the file is corrupt).
+func TestTooLongRowIsAnError(t *testing.T) {
+	s := &spill{temp: newTestTemp(t)}
+	g := newDiskGraph(s)
+	g.startNode(5, 99)
+	g.add(1, 0)
+	g.flushRow()
+	g.w.Write(binary.AppendUvarint(make([]byte, 12), 1<<20+1))
+	g.rows++
+	g.rowsDo(func(uint64, int32, []byte) {})
+	assert.ErrorContains(t, s.close(), "row too long")
 }
