@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -57,20 +56,10 @@ func avx2Figures() ([]string, error) {
 // TestAVX2FiguresCurrent: benchmarks.md quotes the committed AVX2 runs'
 // medians, and the run note says how they were made.
 func TestAVX2FiguresCurrent(t *testing.T) {
-	note := readPage(t, filepath.Join(avx2Runs, "avx2.run"))
-	for _, k := range []string{"command", "commit", "date", "machine", "load"} {
-		if !strings.Contains(note, k+": ") {
-			t.Errorf("avx2.run does not say the runs' %s", k)
-		}
-	}
+	checkRunNote(t, filepath.Join(avx2Runs, "avx2.run"))
 	figs, err := avx2Figures()
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := strings.Join(strings.Fields(readPage(t, "benchmarks.md")), " ")
-	for _, f := range figs {
-		if !strings.Contains(page, f) {
-			t.Errorf("benchmarks.md does not say %q (computed from %s)", f, avx2Runs)
-		}
-	}
+	checkQuoted(t, "benchmarks.md", figs, avx2Runs)
 }

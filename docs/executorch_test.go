@@ -133,12 +133,7 @@ func etFigures(r etRun) ([]string, error) {
 // TestExecuTorchFiguresCurrent: benchmarks.md's ExecuTorch paragraph
 // quotes the committed run's medians, and the run note says how it was made.
 func TestExecuTorchFiguresCurrent(t *testing.T) {
-	note := readPage(t, etRunNote)
-	for _, k := range []string{"command", "commit", "date", "machine", "load"} {
-		if !strings.Contains(note, k+": ") {
-			t.Errorf("%s does not say the run's %s", etRunNote, k)
-		}
-	}
+	checkRunNote(t, etRunNote)
 	r, err := readETRun(etRecords)
 	if err != nil {
 		t.Fatal(err)
@@ -147,12 +142,7 @@ func TestExecuTorchFiguresCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := strings.Join(strings.Fields(readPage(t, "benchmarks.md")), " ")
-	for _, f := range figs {
-		if !strings.Contains(page, f) {
-			t.Errorf("benchmarks.md does not say %q (computed from %s)", f, etRecords)
-		}
-	}
+	checkQuoted(t, "benchmarks.md", figs, etRecords)
 }
 
 // A record without a figure the page quotes fails instead of counting as 0.
@@ -170,5 +160,29 @@ func TestExecuTorchFiguresNeedTheirFields(t *testing.T) {
 	}
 	if _, err := etFigures(r); err == nil || !strings.Contains(err.Error(), "whole_cpu_ms") {
 		t.Errorf("without whole_cpu_ms: %v", err)
+	}
+}
+
+// checkRunNote fails t unless the run note name says each of what a reader
+// needs to repeat the run: its command, commit, date, machine and load.
+func checkRunNote(t *testing.T, name string) {
+	t.Helper()
+	note := readPage(t, name)
+	for _, k := range []string{"command", "commit", "date", "machine", "load"} {
+		if !strings.Contains(note, k+": ") {
+			t.Errorf("%s does not say the run's %s", name, k)
+		}
+	}
+}
+
+// checkQuoted fails t for each of figs (figures computed from records)
+// that page does not say, whatever its line breaks.
+func checkQuoted(t *testing.T, page string, figs []string, records ...string) {
+	t.Helper()
+	text := strings.Join(strings.Fields(readPage(t, page)), " ")
+	for _, f := range figs {
+		if !strings.Contains(text, f) {
+			t.Errorf("%s does not say %q (computed from %s)", page, f, strings.Join(records, ", "))
+		}
 	}
 }

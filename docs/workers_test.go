@@ -148,20 +148,10 @@ func commas(n int) string {
 // TestWorkersFiguresCurrent: model.md's workers paragraph quotes the
 // committed runs, and the run note says how they were made.
 func TestWorkersFiguresCurrent(t *testing.T) {
-	note := readPage(t, workersRunNote)
-	for _, k := range []string{"command", "commit", "date", "machine", "load"} {
-		if !strings.Contains(note, k+": ") {
-			t.Errorf("%s does not say the run's %s", workersRunNote, k)
-		}
-	}
+	checkRunNote(t, workersRunNote)
 	figs, err := workersFigures()
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := strings.Join(strings.Fields(readPage(t, "model.md")), " ")
-	for _, f := range figs {
-		if !strings.Contains(page, f) {
-			t.Errorf("model.md does not say %q (computed from %s, %s)", f, workersRecords, ceilingRecords)
-		}
-	}
+	checkQuoted(t, "model.md", figs, workersRecords, ceilingRecords)
 }
