@@ -194,7 +194,7 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 		}
 		b, ok := w.in(pos, 4)
 		if !ok {
-			if b, err = w.at(pos, 4, "name_len"); err != nil {
+			if b, err = w.refill(pos, 4, "name_len"); err != nil {
 				return entries[:good], 0, err
 			}
 		}
@@ -208,7 +208,7 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 		// The record is read only once its length is known to lie inside
 		// the index, so the window never reads past the footer.
 		if b, ok = w.in(pos+4, int(nameLen)+V2EntryFixedSize-4); !ok {
-			if b, err = w.at(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry"); err != nil {
+			if b, err = w.refill(pos+4, int(nameLen)+V2EntryFixedSize-4, "entry"); err != nil {
 				return entries[:good], 0, err
 			}
 		}

@@ -124,7 +124,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 		}
 		b, ok := w.in(pos, V3EntryFixedSize)
 		if !ok {
-			if b, err = w.at(pos, V3EntryFixedSize, "entry"); err != nil {
+			if b, err = w.refill(pos, V3EntryFixedSize, "entry"); err != nil {
 				return entries[:good], 0, err
 			}
 		}
@@ -156,7 +156,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 			return entries[:good], 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(size-rest), ErrEntryOutOfBounds)
 		}
 		if b, ok = w.in(pos+V3EntryFixedSize, int(size-V3EntryFixedSize)); !ok {
-			if b, err = w.at(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "name"); err != nil {
+			if b, err = w.refill(pos+V3EntryFixedSize, int(size-V3EntryFixedSize), "name"); err != nil {
 				return entries[:good], 0, err
 			}
 		}
