@@ -21,20 +21,37 @@ const (
 	edgeSwapped                     // the state it enters was canonicalized by swapping the processes
 )
 
-// succ is one successor of an expanded state, as a worker computed it.
-// Its canonical encoding, which the merge reads only for a new state, is
-// kept apart (chunk.next), so that what the merge reads of every
-// successor, on another core than the one that wrote it, is 40 bytes.
+// succ is what the merge reads of every successor of an expanded state,
+// on another core than the worker that wrote it: 3 bytes. What it needs
+// only for a new state (born, next) or for a step that breaks an invariant
+// or reaches a cover (rare) is kept apart, as are the fingerprints, which
+// the merge reads only without parts or for the fingerprint mode's graph
+// (chunk.fp).
 type succ struct {
-	fp        uint64 // fingerprint of the new state
+	edge  uint8
+	part  uint8 // the part of the visited set that holds the successor (partOf)
+	flags uint8 // succSelf, succRare
+}
+
+const (
+	succSelf uint8 = 1 << iota // the step leads back to the state itself
+	succRare                   // the step has an entry in chunk.rare
+)
+
+// born is what the merge needs of a successor that is not a self-loop
+// when it is new: the op that reached it and the renaming that took it
+// to its canonical form.
+type born struct {
+	op  spec.Op
+	ren model.Renaming
+}
+
+// rare is a step that breaks an invariant or reaches a cover.
+type rare struct {
 	op        spec.Op
-	stepViol  uint32         // invariants (bits in spec.Invariants order) the step breaks
-	stateViol uint32         // … the new state breaks (counted on first sight only)
-	covers    uint64         // covers (bits in expander.covers order) the step is this worker's first to reach
-	ren       model.Renaming // the renaming that took the new state to its canonical form
-	self      bool           // the step leads back to the state itself
-	edge      uint8
-	part      uint8 // the part of the visited set that holds fp (partOf)
+	stepViol  uint32 // invariants (bits in spec.Invariants order) the step breaks
+	stateViol uint32 // … the new state breaks (counted on first sight only)
+	covers    uint64 // covers (bits in expander.covers order) the step is this worker's first to reach
 }
 
 // chunk is a run of states of one level, expanded by one worker and merged
@@ -42,9 +59,13 @@ type succ struct {
 type chunk struct {
 	encs []model.Encoding
 	succ []succ
-	// next is the canonical encodings of the successors that are not
-	// self-loops, in order.
+	// next, born and (if kept) fp are of the successors that are not
+	// self-loops, in order: their canonical encodings, what a new one
+	// needs, their fingerprints (kept without parts, or with stateFPs).
 	next    []model.Encoding
+	born    []born
+	fp      []uint64
+	rare    []rare   // the steps flagged succRare, in order
 	first   []int    // index in succ of each state's first successor
 	counts  []int    // successors of each state
 	fps     []uint64 // each state's fingerprint (expander.stateFPs)
@@ -133,13 +154,15 @@ func (w *worker) mask(ids []spec.InvariantID) uint32 {
 // expand computes every successor of the chunk's states.
 func (w *worker) expand(c *chunk) {
 	x := w.x
-	c.succ, c.next, c.first, c.counts, c.fps, c.covered = c.succ[:0], c.next[:0], c.first[:0], c.counts[:0], c.fps[:0], 0
+	c.succ, c.next, c.born, c.fp, c.rare = c.succ[:0], c.next[:0], c.born[:0], c.fp[:0], c.rare[:0]
+	c.first, c.counts, c.fps, c.covered = c.first[:0], c.counts[:0], c.fps[:0], 0
 	if len(c.pfp) != x.parts {
 		c.pfp, c.pres = make([][]uint64, x.parts), make([][]uint32, x.parts)
 	}
 	for p := range c.pfp {
 		c.pfp[p] = c.pfp[p][:0]
 	}
+	keepFP := x.parts == 0 || x.stateFPs
 	all := uint64(1)<<len(x.covers) - 1
 	for k := range c.encs {
 		w.state = c.encs[k].Decode()
@@ -154,34 +177,45 @@ func (w *worker) expand(c *chunk) {
 			for o := range w.buf {
 				out := &w.buf[o]
 				t := model.Transition{Prev: s, Out: out}
-				c.succ = append(c.succ, succ{op: out.Op})
-				sc := &c.succ[len(c.succ)-1]
-				sc.stepViol = w.mask(w.checker.ViolatedByStep(w.viol[:0], t))
+				var sc succ
+				var r rare
+				r.stepViol = w.mask(w.checker.ViolatedByStep(w.viol[:0], t))
+				var ren model.Renaming
 				if out.Next == *s {
 					// A step back to s itself (about a quarter of them):
 					// s is canonical and seen already.
-					sc.self = true
+					sc.flags = succSelf
 				} else {
 					c.next = append(c.next, model.Encoding{})
 					enc := &c.next[len(c.next)-1]
-					sc.ren = x.canon.Encode(&out.Next, enc)
-					sc.fp = enc.Fingerprint()
-					if x.parts > 0 {
-						p := partOf(sc.fp, x.parts)
-						sc.part = uint8(p)
-						c.pfp[p] = append(c.pfp[p], sc.fp)
+					ren = x.canon.Encode(&out.Next, enc)
+					c.born = append(c.born, born{op: out.Op, ren: ren})
+					fp := enc.Fingerprint()
+					if keepFP {
+						c.fp = append(c.fp, fp)
 					}
-					sc.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
+					if x.parts > 0 {
+						p := partOf(fp, x.parts)
+						sc.part = uint8(p)
+						c.pfp[p] = append(c.pfp[p], fp)
+					}
+					r.stateViol = w.mask(w.checker.ViolatedByState(w.viol[:0], t))
 				}
 				if current && model.Quiet(out.Op) {
-					sc.edge = quietEdgeFlags(x.b, t, sc.ren&model.SwapProcs != 0)
+					sc.edge = quietEdgeFlags(x.b, t, ren&model.SwapProcs != 0)
 				}
 				for left := all &^ w.covered; left != 0; left &= left - 1 {
 					if i := bits.TrailingZeros64(left); x.covers[i].Reached(t) {
 						w.covered |= 1 << i
-						sc.covers |= 1 << i
+						r.covers |= 1 << i
 					}
 				}
+				if r.stepViol|r.stateViol != 0 || r.covers != 0 {
+					sc.flags |= succRare
+					r.op = out.Op
+					c.rare = append(c.rare, r)
+				}
+				c.succ = append(c.succ, sc)
 			}
 		}
 		c.counts = append(c.counts, len(c.succ)-c.first[len(c.first)-1])

@@ -295,7 +295,8 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			if parts != nil {
 				parts.startChunk()
 			}
-			e := 0 // c.next's entry of the next successor that is not a self-loop
+			e := 0  // the entry in c.next, c.born and c.fp of the next successor that is not a self-loop
+			rr := 0 // c.rare's next entry
 			for j, cnt := range c.counts {
 				i := int32(base + k)
 				if g != nil {
@@ -306,51 +307,63 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				}
 				row := c.succ[c.first[j] : c.first[j]+cnt]
 				for k := range row {
-					sc := &row[k] // by reference: a copy would escape through the level's interface
+					sc := row[k]
 					res.Transitions++
 					target, isNew := uint32(i), false
 					enc := e
-					if !sc.self {
+					self := sc.flags&succSelf != 0
+					if !self {
 						e++
 					}
 					switch {
-					case sc.self:
+					case self:
 					case parts != nil:
-						target, isNew = parts.resolve(c, sc, uint32(states), g != nil && sc.edge&edgeQuiet != 0)
+						target, isNew = parts.resolve(c, sc.part, uint32(states), g != nil && sc.edge&edgeQuiet != 0)
 					default:
-						target, isNew = seen.addID(sc.fp, uint32(states))
+						target, isNew = seen.addID(c.fp[enc], uint32(states))
 					}
-					for nc := sc.covers; nc != 0; {
-						bit := bits.TrailingZeros64(nc)
-						nc &^= 1 << bit
-						if _, ok := reached[bit]; !ok {
-							reached[bit] = links.trace(i, sc.op)
+					var r *rare
+					if sc.flags&succRare != 0 {
+						r = &c.rare[rr]
+						rr++
+						for nc := r.covers; nc != 0; {
+							bit := bits.TrailingZeros64(nc)
+							nc &^= 1 << bit
+							if _, ok := reached[bit]; !ok {
+								reached[bit] = links.trace(i, r.op)
+							}
 						}
 					}
-					viol := sc.stepViol
+					var viol uint32
+					if r != nil {
+						viol = r.stepViol
+					}
 					if isNew {
 						// State invariants hold or fail with the state:
 						// check them on first sight only.
-						viol |= sc.stateViol
-						links.add(i, sc.op, sc.ren)
+						if r != nil {
+							viol |= r.stateViol
+						}
+						n := &c.born[enc]
+						links.add(i, n.op, n.ren)
 						states++
 						pending = true
 						if keep {
 							next.push(&c.next[enc])
 						}
 					}
-					if g != nil && sc.edge&edgeQuiet != 0 && !sc.self {
+					if g != nil && sc.edge&edgeQuiet != 0 && !self {
 						g.add(target, sc.edge)
 					}
-					if dg != nil && sc.edge&edgeQuiet != 0 && sc.edge&edgeConverged == 0 && !sc.self {
-						dg.add(sc.fp, sc.edge)
+					if dg != nil && sc.edge&edgeQuiet != 0 && sc.edge&edgeConverged == 0 && !self {
+						dg.add(c.fp[enc], sc.edge)
 					}
 					for viol != 0 {
 						bit := bits.TrailingZeros32(viol)
 						viol &^= 1 << bit
 						inv := x.invs[bit]
 						if _, ok := found[inv]; !ok {
-							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, sc.op)}
+							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, r.op)}
 						}
 					}
 				}

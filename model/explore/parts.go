@@ -97,12 +97,11 @@ func (v *visitedParts) insert(p int, c *chunk) {
 // startChunk readies resolve for chunk c's successors.
 func (v *visitedParts) startChunk() { clear(v.cur) }
 
-// resolve is what insert found for sc, the next successor of its chunk
-// that is not a self-loop: whether it is new, and the number of the state
+// resolve is what insert found for the next successor of chunk c that is
+// not a self-loop, in part p: whether it is new, and the number of the state
 // it leads to: state, the next number, when new; for a state seen before,
 // its number if asked for (wantID) and kept, else 0.
-func (v *visitedParts) resolve(c *chunk, sc *succ, state uint32, wantID bool) (uint32, bool) {
-	p := sc.part
+func (v *visitedParts) resolve(c *chunk, p uint8, state uint32, wantID bool) (uint32, bool) {
 	r := c.pres[p][v.cur[p]]
 	v.cur[p]++
 	if r&newBit != 0 {
