@@ -307,7 +307,7 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				}
 				row := c.succ[c.first[j] : c.first[j]+cnt]
 				for k := range row {
-					sc := row[k]
+					sc := &row[k]
 					res.Transitions++
 					target, isNew := uint32(i), false
 					enc := e
