@@ -295,8 +295,34 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 			if parts != nil {
 				parts.startChunk()
 			}
-			e := 0  // the entry in c.next, c.born and c.fp of the next successor that is not a self-loop
-			rr := 0 // c.rare's next entry
+			e, rr := 0, 0 // the next entry in c.next, c.born and c.fp (successors that are not self-loops); in c.rare
+			// rareStep takes c.rare's next entry, a step out of state i:
+			// the covers it reaches and the invariants it breaks (those of
+			// the state it enters, on first sight only: they hold or fail
+			// with the state).
+			rareStep := func(i int32, isNew bool) {
+				r := &c.rare[rr]
+				rr++
+				for nc := r.covers; nc != 0; {
+					bit := bits.TrailingZeros64(nc)
+					nc &^= 1 << bit
+					if _, ok := reached[bit]; !ok {
+						reached[bit] = links.trace(i, r.op)
+					}
+				}
+				viol := r.stepViol
+				if isNew {
+					viol |= r.stateViol
+				}
+				for viol != 0 {
+					bit := bits.TrailingZeros32(viol)
+					viol &^= 1 << bit
+					inv := x.invs[bit]
+					if _, ok := found[inv]; !ok {
+						found[inv] = Violation{Invariant: inv, Trace: links.trace(i, r.op)}
+					}
+				}
+			}
 			for j, cnt := range c.counts {
 				i := int32(base + k)
 				if g != nil {
@@ -309,41 +335,26 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 				for k := range row {
 					sc := &row[k]
 					res.Transitions++
-					target, isNew := uint32(i), false
-					enc := e
-					self := sc.flags&succSelf != 0
-					if !self {
-						e++
+					if sc.flags&succSelf != 0 {
+						// A step back to state i: seen, and no edge of the graph.
+						if sc.flags&succRare != 0 {
+							rareStep(i, false)
+						}
+						continue
 					}
-					switch {
-					case self:
-					case parts != nil:
+					enc := e
+					e++
+					var target uint32
+					var isNew bool
+					if parts != nil {
 						target, isNew = parts.resolve(c, sc.part, uint32(states), g != nil && sc.edge&edgeQuiet != 0)
-					default:
+					} else {
 						target, isNew = seen.addID(c.fp[enc], uint32(states))
 					}
-					var r *rare
 					if sc.flags&succRare != 0 {
-						r = &c.rare[rr]
-						rr++
-						for nc := r.covers; nc != 0; {
-							bit := bits.TrailingZeros64(nc)
-							nc &^= 1 << bit
-							if _, ok := reached[bit]; !ok {
-								reached[bit] = links.trace(i, r.op)
-							}
-						}
-					}
-					var viol uint32
-					if r != nil {
-						viol = r.stepViol
+						rareStep(i, isNew)
 					}
 					if isNew {
-						// State invariants hold or fail with the state:
-						// check them on first sight only.
-						if r != nil {
-							viol |= r.stateViol
-						}
 						n := &c.born[enc]
 						links.add(i, n.op, n.ren)
 						states++
@@ -352,19 +363,11 @@ func run(d model.Design, opts Options) (Result, searched, error) {
 							next.push(&c.next[enc])
 						}
 					}
-					if g != nil && sc.edge&edgeQuiet != 0 && !self {
+					if g != nil && sc.edge&edgeQuiet != 0 {
 						g.add(target, sc.edge)
 					}
-					if dg != nil && sc.edge&edgeQuiet != 0 && sc.edge&edgeConverged == 0 && !self {
+					if dg != nil && sc.edge&edgeQuiet != 0 && sc.edge&edgeConverged == 0 {
 						dg.add(c.fp[enc], sc.edge)
-					}
-					for viol != 0 {
-						bit := bits.TrailingZeros32(viol)
-						viol &^= 1 << bit
-						inv := x.invs[bit]
-						if _, ok := found[inv]; !ok {
-							found[inv] = Violation{Invariant: inv, Trace: links.trace(i, r.op)}
-						}
 					}
 				}
 				kk := k
