@@ -53,7 +53,7 @@ func TestV3RangeOKMatchesCheckV3Range(t *testing.T) {
 	for _, off := range vals {
 		for _, size := range sizes {
 			e := &Entry{Offset: off, Size: size}
-			ok := v3RangeOK(e, bd)
+			ok := v3RangeOK(e, &bd)
 			if err := checkV3Range(e, bd, 0); ok != (err == nil) {
 				t.Fatalf("offset %d size %d: v3RangeOK %v, checkV3Range %v", off, size, ok, err)
 			}

@@ -182,7 +182,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 		}
 		full := w.name(name, names)
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
-		if !v3RangeOK(e, bd) {
+		if !v3RangeOK(e, &bd) {
 			if err := checkV3Range(e, bd, pos); err != nil {
 				return entries[:good], 0, err
 			}
@@ -257,7 +257,7 @@ func hasNUL(b []byte) bool {
 
 // v3RangeOK reports whether checkV3Range passes, in one expression the
 // decoder inlines; checkV3Range says which check failed.
-func v3RangeOK(e *Entry, bd v3Bounds) bool {
+func v3RangeOK(e *Entry, bd *v3Bounds) bool {
 	return e.Offset&(bd.page-1) == 0 && e.Offset >= bd.header && e.Offset <= bd.size &&
 		e.Size <= bd.size-e.Offset && !rangesOverlap(e.Offset, e.Size, bd.indexOff, bd.indexLen)
 }
