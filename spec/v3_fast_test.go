@@ -66,3 +66,16 @@ func TestV3RangeOKMatchesCheckV3Range(t *testing.T) {
 		t.Fatal("no range passed: the table tests nothing")
 	}
 }
+
+func TestAllZeroMatchesByteScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 100_000 {
+		b := make([]byte, rng.IntN(40))
+		if len(b) > 0 && rng.IntN(2) == 0 {
+			b[rng.IntN(len(b))] = byte(1 + rng.IntN(255))
+		}
+		if got, want := allZero(b), bytes.Count(b, []byte{0}) == len(b); got != want {
+			t.Fatalf("allZero(%x) = %v, want %v", b, got, want)
+		}
+	}
+}
