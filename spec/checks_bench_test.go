@@ -85,7 +85,7 @@ func BenchmarkV3LoadChecks(b *testing.B) {
 	b.Run("ranges", func(b *testing.B) {
 		for b.Loop() {
 			for i := range parsed {
-				if !v3RangeOK(&parsed[i], bd) {
+				if !v3RangeOK(&parsed[i], &bd) {
 					b.Fatal(checkV3Range(&parsed[i], bd, 0))
 				}
 			}

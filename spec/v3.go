@@ -158,9 +158,11 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 	if !ValidPageSize(int(c.PageSize)) {
 		return Commit{}, ferr(base+slotPageSizeOff, "page_size", uint64(c.PageSize), ErrBadPageSize)
 	}
-	for i := slotReservedOff; i < slotCRCOff; i++ {
-		if b[i] != 0 {
-			return Commit{}, ferr(base+int64(i), "reserved", uint64(b[i]), ErrBadSlot)
+	if !allZero(b[slotReservedOff:slotCRCOff]) {
+		for i := slotReservedOff; i < slotCRCOff; i++ {
+			if b[i] != 0 {
+				return Commit{}, ferr(base+int64(i), "reserved", uint64(b[i]), ErrBadSlot)
+			}
 		}
 	}
 	if c.Generation == 0 {
@@ -175,4 +177,19 @@ func ParseCommitSlot(b []byte, pos int) (Commit, error) {
 		return Commit{}, ferr(base+slotGenOff, "generation", c.Generation, ErrBadSlot)
 	}
 	return c, nil
+}
+
+// allZero reports whether b is all zero bytes, reading it 8 bytes at a
+// time: byte by byte, the 460 reserved bytes of both slots cost a v3 load
+// several thousand instructions (about 9,000 by callgrind, within its
+// run-to-run spread of a few thousand).
+func allZero(b []byte) bool {
+	var acc uint64
+	for ; len(b) >= 8; b = b[8:] {
+		acc |= binary.LittleEndian.Uint64(b)
+	}
+	for _, c := range b {
+		acc |= uint64(c)
+	}
+	return acc == 0
 }

@@ -53,7 +53,7 @@ func TestV3RangeOKMatchesCheckV3Range(t *testing.T) {
 	for _, off := range vals {
 		for _, size := range sizes {
 			e := &Entry{Offset: off, Size: size}
-			ok := v3RangeOK(e, bd)
+			ok := v3RangeOK(e, &bd)
 			if err := checkV3Range(e, bd, 0); ok != (err == nil) {
 				t.Fatalf("offset %d size %d: v3RangeOK %v, checkV3Range %v", off, size, ok, err)
 			}
@@ -64,5 +64,18 @@ func TestV3RangeOKMatchesCheckV3Range(t *testing.T) {
 	}
 	if passed == 0 {
 		t.Fatal("no range passed: the table tests nothing")
+	}
+}
+
+func TestAllZeroMatchesByteScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 100_000 {
+		b := make([]byte, rng.IntN(40))
+		if len(b) > 0 && rng.IntN(2) == 0 {
+			b[rng.IntN(len(b))] = byte(1 + rng.IntN(255))
+		}
+		if got, want := allZero(b), bytes.Count(b, []byte{0}) == len(b); got != want {
+			t.Fatalf("allZero(%x) = %v, want %v", b, got, want)
+		}
 	}
 }

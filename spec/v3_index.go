@@ -160,12 +160,12 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 				return entries[:good], 0, err
 			}
 		}
-		name, pad := b[:nameLen], b[nameLen:]
+		name := b[:nameLen]
 		// Canonical encoding: a file that parses re-encodes to the same
 		// bytes, which the round-trip fuzz target relies on. The padding
 		// (at most 7 bytes) is checked as the top of the entry's last word.
-		if !zeroTail(b, len(pad)) {
-			for _, c := range pad {
+		if !zeroTail(b, len(b)-int(nameLen)) {
+			for _, c := range b[nameLen:] {
 				if c != 0 {
 					return entries[:good], 0, ferr(pos+V3EntryFixedSize+nameLen, "padding", uint64(c), ErrTrailingBytes)
 				}
@@ -182,7 +182,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 		}
 		full := w.name(name, names)
 		e.Key.Weight, e.Key.Bias = full[:sep], full[sep+1:]
-		if !v3RangeOK(e, bd) {
+		if !v3RangeOK(e, &bd) {
 			if err := checkV3Range(e, bd, pos); err != nil {
 				return entries[:good], 0, err
 			}
@@ -227,8 +227,10 @@ func zeroTail(b []byte, n int) bool {
 		}
 		return true
 	}
-	// A shift by 64 (n == 0) gives 0 in Go.
-	return binary.LittleEndian.Uint64(b[len(b)-8:])>>(64-8*n) == 0
+	// The word shifted right by 64-8n, in two shifts whose counts are
+	// below 64, so no check for a larger count is compiled in: n == 0
+	// shifts the top bit out, n == 7 keeps the top 7 bytes.
+	return binary.LittleEndian.Uint64(b[len(b)-8:])>>1>>((63-8*uint(n))&63) == 0
 }
 
 // hasNUL reports whether b holds a zero byte. It reads b 8 bytes at a
@@ -257,7 +259,7 @@ func hasNUL(b []byte) bool {
 
 // v3RangeOK reports whether checkV3Range passes, in one expression the
 // decoder inlines; checkV3Range says which check failed.
-func v3RangeOK(e *Entry, bd v3Bounds) bool {
+func v3RangeOK(e *Entry, bd *v3Bounds) bool {
 	return e.Offset&(bd.page-1) == 0 && e.Offset >= bd.header && e.Offset <= bd.size &&
 		e.Size <= bd.size-e.Offset && !rangesOverlap(e.Offset, e.Size, bd.indexOff, bd.indexLen)
 }

@@ -28,3 +28,19 @@ func TestCarriedV3NamesThatMeetInV2(t *testing.T) {
 	require.Equal(t, spec.LoadOtherFormat, c.Stats().Load)
 	require.Equal(t, []string{"abc"}, c.Names())
 }
+
+// In a v2 cache the index finds an entry by the concatenation of its names
+// alone, so a look-up still compares both names: the carried v3 entry
+// ("a", "bc") does not serve ("ab", "c"), a different weight.
+func TestV2CacheDoesNotServeAnotherSplitOfTheName(t *testing.T) {
+	path := tempPath(t)
+	stored := spec.Key{Weight: "a", Bias: "bc", Seed: 1, Fingerprint: 1, Source: 1}
+	process(t, cache.Options{Path: path, Format: spec.FormatV3}, []spec.Key{stored})
+
+	c := open(t, cache.Options{Path: path, Format: spec.FormatV2})
+	require.NoError(t, c.InitializeForProgram("P"))
+	_, ok := c.LookUp(spec.Key{Weight: "ab", Bias: "c", Seed: 1, Fingerprint: 1, Source: 1})
+	require.False(t, ok, "served a different split of the name")
+	_, ok = c.LookUp(stored)
+	require.True(t, ok)
+}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,5 +111,33 @@ func TestNameIndexMatchesMap(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMatchesEveryFieldTheIndexDoesNot holds matches to every field of a
+// key but the two names, which the index compares before it (find): a
+// key that differs from the stored one in any other field, one field at a
+// time, is not served. A field added to spec.Key fails here until matches
+// compares it.
+func TestMatchesEveryFieldTheIndexDoesNot(t *testing.T) {
+	stored := spec.Key{Weight: "w", Bias: "b", Seed: 1, Fingerprint: 2, Source: 3}
+	c := &Cache{}
+	e := &entry{rec: &spec.Entry{Key: stored}}
+	require.True(t, c.matches(e, stored))
+	kt := reflect.TypeFor[spec.Key]()
+	for i := range kt.NumField() {
+		f := kt.Field(i)
+		k := stored
+		v := reflect.ValueOf(&k).Elem().Field(i)
+		switch f.Type.Kind() {
+		case reflect.String:
+			require.Contains(t, []string{"Weight", "Bias"}, f.Name, "a string field the index does not compare")
+			continue
+		case reflect.Uint32, reflect.Uint64:
+			v.SetUint(v.Uint() + 1)
+		default:
+			t.Fatalf("field %s of a kind matches does not know", f.Name)
+		}
+		require.False(t, c.matches(e, k), "a key differing only in %s", f.Name)
 	}
 }
