@@ -12,13 +12,12 @@ import (
 
 // model.md's figures for `--workers 2` are computed again here from the
 // records of the run that measured them, committed as they came
-// (testdata/explore/workers.txt: alternated one- and two-worker runs;
-// ceiling.txt: two independent one-worker runs at once against one alone),
-// so a new run, or an edited figure, cannot leave the page and the records
-// apart. workers.run says how they were made.
+// (testdata/explore/workers.txt: per round, one worker, two workers, and
+// two independent one-worker runs at once), so a new run, or an edited
+// figure, cannot leave the page and the records apart. workers.run says
+// how they were made.
 const (
 	workersRecords = "testdata/explore/workers.txt"
-	ceilingRecords = "testdata/explore/ceiling.txt"
 	workersRunNote = "testdata/explore/workers.run"
 )
 
@@ -78,35 +77,37 @@ func spread(v []float64) (lo, hi float64) {
 
 // workersFigures renders the figures model.md quotes, as it quotes them.
 func workersFigures() ([]string, error) {
-	pairs, err := recordFields(workersRecords, "simrun ", "states", "ratio")
+	rounds, err := recordFields(workersRecords, "round ", "states", "ratio", "summed")
 	if err != nil {
 		return nil, err
 	}
-	ceil, err := recordFields(ceilingRecords, "round ", "states", "summed")
-	if err != nil {
-		return nil, err
-	}
-	states := pairs[0]["states"]
-	for _, r := range append(pairs, ceil...) {
+	states := rounds[0]["states"]
+	for _, r := range rounds {
 		if r["states"] != states {
 			return nil, fmt.Errorf("records of %v and %v states: not one workload", states, r["states"])
 		}
 	}
-	ratios := column(pairs, "ratio")
+	ratios := column(rounds, "ratio")
 	cpus, err := cpuRatios(workersRecords)
 	if err != nil {
 		return nil, err
 	}
+	sums := column(rounds, "summed")
+	shares := make([]float64, len(rounds))
+	for i := range rounds {
+		shares[i] = ratios[i] / sums[i]
+	}
 	rlo, rhi := spread(ratios)
 	clo, chi := spread(cpus)
-	sums := column(ceil, "summed")
 	slo, shi := spread(sums)
+	hlo, hhi := spread(shares)
 	return []string{
 		fmt.Sprintf("(%s states, exhausted)", commas(int(states))),
-		fmt.Sprintf("%d alternated pairs", len(pairs)),
+		fmt.Sprintf("%d quiet rounds", len(rounds)),
 		fmt.Sprintf("w1/w2 of median **%.2f** (%.2f–%.2f)", medianOf(ratios), rlo, rhi),
 		fmt.Sprintf("%.2f–%.2f× one worker's CPU", clo, chi),
-		fmt.Sprintf("%.2f× one alone (median of %d; %.2f–%.2f)", medianOf(sums), len(sums), slo, shi),
+		fmt.Sprintf("%.2f× one alone (median; %.2f–%.2f)", medianOf(sums), slo, shi),
+		fmt.Sprintf("%.2f of that ceiling (%.2f–%.2f)", medianOf(shares), hlo, hhi),
 	}, nil
 }
 
@@ -120,7 +121,7 @@ func cpuRatios(name string) ([]float64, error) {
 	re := regexp.MustCompile(`ratio [0-9.]+ cpu ([0-9.]+)`)
 	var v []float64
 	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "simrun ") {
+		if !strings.HasPrefix(line, "round ") {
 			continue
 		}
 		m := re.FindStringSubmatch(line)
@@ -153,5 +154,5 @@ func TestWorkersFiguresCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkQuoted(t, "model.md", figs, workersRecords, ceilingRecords)
+	checkQuoted(t, "model.md", figs, workersRecords)
 }
