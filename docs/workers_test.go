@@ -5,21 +5,22 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
 // model.md's figures for `--workers 2` are computed again here from the
-// records of the run that measured them, committed as they came
-// (testdata/explore/workers.txt: per round, one worker, two workers, and
-// two independent one-worker runs at once), so a new run, or an edited
-// figure, cannot leave the page and the records apart. workers.run says
-// how they were made.
-const (
-	workersRecords = "testdata/explore/workers.txt"
-	workersRunNote = "testdata/explore/workers.run"
-)
+// records of the runs that measured them, one run a machine, committed as
+// they came (testdata/explore/workers*.txt: per round, one worker, two
+// workers, and two independent one-worker runs at once), so a new run, or an
+// edited figure, cannot leave the page and the records apart. Each record's
+// .run note says how it was made.
+var workersRuns = []struct{ records, note, machine string }{
+	{"testdata/explore/workers-xeon.txt", "testdata/explore/workers-xeon.run", "an Intel Xeon"},
+	{"testdata/explore/workers.txt", "testdata/explore/workers.run", "an AMD EPYC"},
+}
 
 // recordFields reads, from each line of name that starts with prefix, the
 // number after each of keys ("key 1.23" or "key=123"); a line that lacks
@@ -75,40 +76,36 @@ func spread(v []float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// workersFigures renders the figures model.md quotes, as it quotes them.
-func workersFigures() ([]string, error) {
-	rounds, err := recordFields(workersRecords, "round ", "states", "ratio", "summed")
+// workersFigures renders the figures model.md quotes of one machine's
+// rounds, as it quotes them, and the rounds' count and states.
+func workersFigures(records, machine string) (figs []string, rounds int, states float64, err error) {
+	recs, err := recordFields(records, "round ", "states", "ratio", "summed")
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	states := rounds[0]["states"]
-	for _, r := range rounds {
+	states = recs[0]["states"]
+	for _, r := range recs {
 		if r["states"] != states {
-			return nil, fmt.Errorf("records of %v and %v states: not one workload", states, r["states"])
+			return nil, 0, 0, fmt.Errorf("%s: records of %v and %v states: not one workload", records, states, r["states"])
 		}
 	}
-	ratios := column(rounds, "ratio")
-	cpus, err := cpuRatios(workersRecords)
+	ratios := column(recs, "ratio")
+	cpus, err := cpuRatios(records)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	sums := column(rounds, "summed")
-	shares := make([]float64, len(rounds))
-	for i := range rounds {
+	sums := column(recs, "summed")
+	shares := make([]float64, len(recs))
+	for i := range recs {
 		shares[i] = ratios[i] / sums[i]
 	}
 	rlo, rhi := spread(ratios)
 	clo, chi := spread(cpus)
 	slo, shi := spread(sums)
 	hlo, hhi := spread(shares)
-	return []string{
-		fmt.Sprintf("(%s states, exhausted)", commas(int(states))),
-		fmt.Sprintf("%d quiet rounds", len(rounds)),
-		fmt.Sprintf("w1/w2 of median **%.2f** (%.2f–%.2f)", medianOf(ratios), rlo, rhi),
-		fmt.Sprintf("%.2f–%.2f× one worker's CPU", clo, chi),
-		fmt.Sprintf("%.2f× one alone (median; %.2f–%.2f)", medianOf(sums), slo, shi),
-		fmt.Sprintf("%.2f of that ceiling (%.2f–%.2f)", medianOf(shares), hlo, hhi),
-	}, nil
+	return []string{fmt.Sprintf("w1/w2 median **%.2f** (%.2f–%.2f) on %s, at %.2f–%.2f× one worker's CPU; "+
+		"the pair %.2f× one alone (median; %.2f–%.2f), two workers %.2f of that (%.2f–%.2f)",
+		medianOf(ratios), rlo, rhi, machine, clo, chi, medianOf(sums), slo, shi, medianOf(shares), hlo, hhi)}, len(recs), states, nil
 }
 
 // cpuRatios reads the last "cpu X" of each pair's line: two workers' CPU
@@ -147,12 +144,30 @@ func commas(n int) string {
 }
 
 // TestWorkersFiguresCurrent: model.md's workers paragraph quotes the
-// committed runs, and the run note says how they were made.
+// committed runs of every machine, one workload, and the run notes say how
+// they were made.
 func TestWorkersFiguresCurrent(t *testing.T) {
-	checkRunNote(t, workersRunNote)
-	figs, err := workersFigures()
-	if err != nil {
-		t.Fatal(err)
+	var figs []string
+	var counts []string
+	var states float64
+	for i, r := range workersRuns {
+		checkRunNote(t, r.note)
+		f, n, s, err := workersFigures(r.records, r.machine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && s != states {
+			t.Fatalf("%s explored %v states, %s %v: not one workload", r.records, s, workersRuns[0].records, states)
+		}
+		states = s
+		figs = append(figs, f...)
+		counts = append(counts, strconv.Itoa(n))
 	}
-	checkQuoted(t, "model.md", figs, workersRecords)
+	rounds := strings.Join(counts, " and ")
+	if len(slices.Compact(slices.Clone(counts))) == 1 {
+		rounds = counts[0]
+	}
+	figs = append(figs, fmt.Sprintf("(%s states, exhausted)", commas(int(states))),
+		fmt.Sprintf("%s quiet rounds on each machine", rounds))
+	checkQuoted(t, "model.md", figs, "testdata/explore/workers*.txt")
 }
