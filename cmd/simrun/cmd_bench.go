@@ -355,6 +355,7 @@ func (b *bencher) run(preset string, relaunches int) (*benchReport, error) {
 
 	// Cold: no file before each launch.
 	var coldInit, coldRun, coldRead, coldPack, coldCommit, coldOther, coldLim []time.Duration
+	defer os.Remove(b.path + ".limit")
 	for i := range b.runs {
 		r, err := b.cold(cfg, p.NumLayers())
 		if err != nil {

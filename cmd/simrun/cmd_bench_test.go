@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
@@ -134,4 +135,32 @@ func TestBenchFirstOutputSamples(t *testing.T) {
 	slices.Sort(s)
 	require.Equal(t, s[1], rep.WarmFirstOutputMSByPolicy[rep.DefaultPolicy])
 	require.Equal(t, ratio(s[1], rep.WarmSteadyRunMS), rep.WarmFirstOutputToSteadyRun)
+}
+
+// The limit leaves its file for the next call to remove just before it
+// writes, as the cold launches it is compared with do; a previous file of
+// any size is replaced, not appended to.
+func TestColdLimitReplacesThePreviousFile(t *testing.T) {
+	gen, err := runtime.Preset(runtime.PresetSmall, 1)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "program")
+	require.NoError(t, runtime.WriteProgramFile(prog, gen))
+	p, err := runtime.ReadProgramFile(prog)
+	require.NoError(t, err)
+	k := kernels.NewRegistry().Default()
+	var want int64
+	for _, l := range p.Layers() {
+		want += (int64(k.PackedSize(l.N, l.K)) + 63) &^ 63
+	}
+	path := filepath.Join(dir, "limit")
+	require.NoError(t, os.WriteFile(path, make([]byte, 2*want+4096), 0o600))
+	for range 2 {
+		_, err := coldLimit(path, p, k)
+		require.NoError(t, err)
+		fi, err := os.Stat(path)
+		require.NoError(t, err, "the limit's file is left for the next call")
+		require.LessOrEqual(t, fi.Size(), want)
+		require.Greater(t, fi.Size(), want-64)
+	}
 }
