@@ -25,8 +25,35 @@ func TestConcatEqual(t *testing.T) {
 		{"ab", "c", "x", "bc", false},
 		{"ab", "c", "ab", "", false},
 		{"", "", "", "", true},
+		// One side the whole name (a v2 file's entry, bias empty).
+		{"abc", "", "ab", "c", true},
+		{"ab", "c", "abc", "", true},
+		{"abd", "", "ab", "c", false},
+		{"xbc", "", "ab", "c", false},
+		{"ab", "c", "", "abc", true},
 	} {
 		require.Equal(t, c.want, concatEqual(c.a1, c.a2, c.b1, c.b2), "%q+%q vs %q+%q", c.a1, c.a2, c.b1, c.b2)
+	}
+}
+
+// TestConcatHashIgnoresTheSplit: in v2 mode a name hashes the same
+// however it is split between weight and bias, at every length the hash
+// treats apart (one part empty, the short stack buffer, the long one,
+// longer than both), so a v2 file's entry (bias empty) is found by a
+// look-up's key (both parts).
+func TestConcatHashIgnoresTheSplit(t *testing.T) {
+	var idx nameIndex
+	idx.init(true)
+	for _, n := range []int{0, 1, 38, 63, 64, 65, 200, 256, 257, 300} {
+		var sb strings.Builder
+		for i := range n {
+			sb.WriteByte(byte('a' + i*7%26))
+		}
+		s := sb.String()
+		want := idx.concatHash(s, "")
+		for i := 0; i <= n; i++ {
+			require.Equal(t, want, idx.concatHash(s[:i], s[i:]), "length %d split at %d", n, i)
+		}
 	}
 }
 
