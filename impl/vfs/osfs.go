@@ -76,6 +76,9 @@ const maxLinks = 40
 // stays a link and its target is what changes.
 func (osFS) Resolve(name string) (string, error) {
 	for range maxLinks {
+		if notLink(name) {
+			return inResolvedDir(name)
+		}
 		target, err := os.Readlink(name)
 		if err != nil {
 			// Not a link (EINVAL) or not there: the directory part may
@@ -83,11 +86,7 @@ func (osFS) Resolve(name string) (string, error) {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EINVAL) {
 				return "", err
 			}
-			dir, derr := filepath.EvalSymlinks(filepath.Dir(name))
-			if derr != nil {
-				return "", derr
-			}
-			return filepath.Join(dir, filepath.Base(name)), nil
+			return inResolvedDir(name)
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(name), target)
@@ -95,6 +94,16 @@ func (osFS) Resolve(name string) (string, error) {
 		name = target
 	}
 	return "", &fs.PathError{Op: "resolve", Path: name, Err: syscall.ELOOP}
+}
+
+// inResolvedDir is name, whose last element is not a link, with the links
+// of its directory part followed.
+func inResolvedDir(name string) (string, error) {
+	dir, err := evalDir(filepath.Dir(name))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(name)), nil
 }
 
 // Chmod sets the permission bits of name (a new cache file gets the mode of

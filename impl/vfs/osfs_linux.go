@@ -5,6 +5,8 @@ package vfs
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -113,4 +115,88 @@ func PopulateHeap(addr uintptr, n int) {
 		return
 	}
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_POPULATE_WRITE)
+}
+
+// evalDir is filepath.EvalSymlinks(dir) for the directory of a cache path
+// (dir clean, as filepath.Dir gives it), with a fast path for the common
+// case: a path none of whose prefixes is a symbolic link, and which has
+// no "..", resolves to itself. That is asked with one readlink per prefix,
+// on a copy of the path on the stack, where EvalSymlinks takes an lstat and
+// builds a FileInfo and a new string for each. Anything else (a link, a
+// "..", a missing directory, a long path) goes to EvalSymlinks, whose
+// answer (or error) stands.
+func evalDir(dir string) (string, error) {
+	if len(dir) == 0 || filepath.Clean(dir) != dir {
+		return filepath.EvalSymlinks(dir)
+	}
+	var p pathBuf
+	n, ok := p.set(dir)
+	if !ok {
+		return filepath.EvalSymlinks(dir)
+	}
+	// A prefix ends before each separator after the first byte, and at
+	// the end of the path.
+	for i := 1; i <= n; i++ {
+		if i < n && p[i] != '/' {
+			continue
+		}
+		start := i - 1
+		for start > 0 && p[start-1] != '/' {
+			start--
+		}
+		if elem := string(p[start:i]); elem == ".." || elem == "." {
+			// "." alone (the working directory) has nothing to resolve;
+			// EvalSymlinks says so itself.
+			return filepath.EvalSymlinks(dir)
+		}
+		saved := p[i]
+		p[i] = 0
+		errno := p.readlink()
+		p[i] = saved
+		if errno != unix.EINVAL {
+			// A link (no error), or an error EvalSymlinks reports.
+			return filepath.EvalSymlinks(dir)
+		}
+	}
+	return dir, nil
+}
+
+// notLink reports whether readlink says name is not a symbolic link
+// (EINVAL), asked without os.Readlink's buffer, error value and
+// errors.Is: in a fresh process each of them is code and runtime tables
+// touched for the first time, 10 us of a warm load's Open. false: a link,
+// an error, or a path too long to ask this way.
+func notLink(name string) bool {
+	var p pathBuf
+	_, ok := p.set(name)
+	return ok && p.readlink() == unix.EINVAL
+}
+
+// pathBuf is a NUL-terminated path on the stack.
+type pathBuf [512]byte
+
+// set copies name in and reports its length, or false if it does not fit
+// or holds a NUL.
+func (p *pathBuf) set(name string) (int, bool) {
+	if len(name) == 0 || len(name) >= len(p) {
+		return 0, false
+	}
+	n := copy(p[:], name)
+	p[n] = 0
+	for _, c := range p[:n] {
+		if c == 0 {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// readlink asks readlinkat for the path up to the first NUL, into a
+// one-byte buffer: only whether it is a link matters.
+func (p *pathBuf) readlink() unix.Errno {
+	var out [1]byte
+	cwd := unix.AT_FDCWD
+	_, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(cwd),
+		uintptr(unsafe.Pointer(&p[0])), uintptr(unsafe.Pointer(&out[0])), uintptr(len(out)), 0, 0)
+	return errno
 }

@@ -2,7 +2,10 @@
 
 package vfs
 
-import "fmt"
+import (
+	"fmt"
+	"path/filepath"
+)
 
 // Allocate reports ErrNotSupported where there is no fallocate: extending
 // the file with ftruncate would leave a sparse range, and a store into a
@@ -16,3 +19,9 @@ func (o *osFile) SyncData() error { return o.f.Sync() }
 
 // PopulateHeap does nothing here: MADV_POPULATE_WRITE is Linux's.
 func PopulateHeap(addr uintptr, n int) {}
+
+// evalDir is filepath.EvalSymlinks: the readlink fast path is Linux's.
+func evalDir(dir string) (string, error) { return filepath.EvalSymlinks(dir) }
+
+// notLink is false: Resolve asks os.Readlink.
+func notLink(string) bool { return false }

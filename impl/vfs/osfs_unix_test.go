@@ -252,6 +252,54 @@ func TestOSResolveFollowsLinks(t *testing.T) {
 	require.ErrorIs(t, err, syscall.ELOOP)
 }
 
+// TestOSResolveFollowsDirectoryLinks: a link anywhere in the directory
+// part is followed (absolute and relative paths, a link to a link, ".."
+// after a link, which the link's target decides), a path without links
+// comes back as it is, and a missing directory is an error: each as
+// filepath.EvalSymlinks of the directory says.
+func TestOSResolveFollowsDirectoryLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	r, ok := vfs.OS().(resolver)
+	require.True(t, ok)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a", "real", "sub"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "b"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "a", "real"), filepath.Join(dir, "b", "abs")))
+	require.NoError(t, os.Symlink("../a/real/sub", filepath.Join(dir, "b", "rel")))
+	require.NoError(t, os.Symlink("abs", filepath.Join(dir, "b", "chain")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
+	t.Chdir(dir)
+
+	for _, p := range []string{
+		filepath.Join(dir, "a", "real", "x.xpwc"),
+		filepath.Join(dir, "b", "abs", "x.xpwc"),
+		filepath.Join(dir, "b", "abs", "sub", "x.xpwc"),
+		filepath.Join(dir, "b", "rel", "x.xpwc"),
+		filepath.Join(dir, "b", "chain", "sub", "x.xpwc"),
+		filepath.Join(dir, "b", "rel", "..", "x.xpwc"),
+		"b/abs/x.xpwc", "b/rel/x.xpwc", "a/real/x.xpwc", "x.xpwc", "./b/chain/x.xpwc",
+	} {
+		want, err := filepath.EvalSymlinks(filepath.Dir(p))
+		require.NoError(t, err, p)
+		got, err := r.Resolve(p)
+		require.NoError(t, err, p)
+		require.Equal(t, filepath.Join(want, "x.xpwc"), got, p)
+	}
+	require.Equal(t, filepath.Join(dir, "a", "real", "sub", "x.xpwc"), must(r.Resolve(filepath.Join(dir, "b", "rel", "x.xpwc"))))
+	require.Equal(t, "a/real/x.xpwc", must(r.Resolve("b/../a/real/x.xpwc")))
+	for _, p := range []string{filepath.Join(dir, "missing", "x.xpwc"), filepath.Join(dir, "file", "x.xpwc"), "missing/x.xpwc"} {
+		_, err := r.Resolve(p)
+		require.Error(t, err, p)
+	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 // TestOSOpenFIFODoesNotBlock: opening a FIFO with no writer returns at
 // once (O_NONBLOCK) instead of waiting for one forever.
 func TestOSOpenFIFODoesNotBlock(t *testing.T) {
