@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xpwc/xpwc/internal/rawmem"
 )
 
 func (o *osFile) Allocate(off, length int64) error {
@@ -196,7 +197,9 @@ func (p *pathBuf) set(name string) (int, bool) {
 func (p *pathBuf) readlink() unix.Errno {
 	var out [1]byte
 	cwd := unix.AT_FDCWD
+	// The pointers are converted in the call's arguments, which keeps
+	// both buffers alive and in place until it returns.
 	_, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(cwd),
-		uintptr(unsafe.Pointer(&p[0])), uintptr(unsafe.Pointer(&out[0])), uintptr(len(out)), 0, 0)
+		uintptr(rawmem.Pointer(p[:])), uintptr(rawmem.Pointer(out[:])), uintptr(len(out)), 0, 0)
 	return errno
 }
