@@ -248,14 +248,13 @@ func quietEdgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 }
 
 // expandLevel expands every state of level and hands each chunk to merge,
-// in the level's order, on workers (1 or more) goroutines. With more than
-// one, goroutines expand chunks ahead while merge runs; stopped, read after
-// each merge, ends the level.
-// With the visited set in parts (x.parts > 0), one goroutine a part runs
-// insert(p, c) on each chunk, in the level's order, between its expansion
-// and its merge: a part sees its fingerprints in the order one goroutine
-// would insert them, so each state is new at the same successor as with
-// one worker.
+// in the level's order, on workers (1 or more) goroutines, this one among
+// them. With more than one, goroutines expand chunks ahead while another
+// merges; stopped, read after each merge, ends the level.
+// With the visited set in parts (x.parts > 0), insert(p, c) runs for each
+// part just before c's merge, by the merging worker: a part sees its
+// fingerprints in the order one goroutine would insert them, so each state
+// is new at the same successor as with one worker.
 func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int, c *chunk), merge func(*chunk), stopped func() bool) {
 	level.rewind()
 	fill := func(c *chunk, left int) int {
