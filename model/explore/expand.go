@@ -307,6 +307,9 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	for out < len(pool) && left > 0 {
 		handOut()
 	}
+	if out == 0 {
+		return // an empty level: no merge would close jobs
+	}
 	var (
 		seq    sync.Mutex
 		head   int  // the next chunk to merge; head, halt, closed and handOut's out and left are seq's
