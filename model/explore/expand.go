@@ -103,7 +103,7 @@ type expander struct {
 	// widest states once, not once a level.
 	chunks []*chunk
 	// parts is how many parts the visited set is split into (0: it is not,
-	// and the merging goroutine inserts every fingerprint; else 2 or more).
+	// and the merge inserts every fingerprint; else 2 or more).
 	parts int
 }
 
@@ -316,14 +316,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		halt   bool // stopped: the chunks still out are expanded and dropped
 		closed bool
 	)
-	expanded := func(c *chunk) bool {
-		select {
-		case <-c.ready:
-			return true
-		default:
-			return false
-		}
-	}
+	expanded := func(c *chunk) bool { return closedChan(c.ready) }
 	// mergeAhead merges every expanded chunk from head on, in order, if
 	// seq is free.
 	mergeAhead := func() {
@@ -345,18 +338,20 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 					handOut() // c again
 				}
 			}
-			var c *chunk
+			// The head chunk's ready, read while seq is held: once let
+			// go, another worker may merge it and hand it out anew.
+			var ready chan struct{}
 			if head < out {
-				c = pool[head%len(pool)]
+				ready = pool[head%len(pool)].ready
 			} else if !closed {
 				closed = true
 				close(jobs)
 			}
 			seq.Unlock()
 			pprof.SetGoroutineLabels(roleExpand)
-			// A worker that expanded c after the loop looked may have
-			// found seq held: look again.
-			if c == nil || !expanded(c) {
+			// A worker that expanded the head chunk after the loop
+			// looked may have found seq held: look again.
+			if ready == nil || !closedChan(ready) {
 				return
 			}
 		}
@@ -378,6 +373,16 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	}
 	work() // this goroutine is a worker too
 	wg.Wait()
+}
+
+// closedChan is whether ch is closed (a chunk's ready: expanded).
+func closedChan(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // chunkSize is how many states of a level the next chunk takes when left
