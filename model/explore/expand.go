@@ -293,14 +293,28 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	// each chunk with one worker measured no faster, and pinning the
 	// workers' threads to CPUs slower.
 	pool := x.chunkPool(2*workers + 2)
-	jobs := make(chan *chunk, len(pool))
+	// A worker takes the next chunk in order when it runs, not when it
+	// starts waiting: jobs carries a token a chunk and queue the chunks.
+	// Sent to a waiting worker, a chunk was that worker's even while it
+	// was not running, and on one core the merging worker then expanded
+	// the rest of the pool and could merge none of it.
+	jobs := make(chan struct{}, len(pool))
+	var (
+		qmu    sync.Mutex
+		queue  = make([]*chunk, len(pool))
+		qh, qt int // queue's next to take, next to fill
+	)
 	left, out := level.count(), 0 // states not yet handed out; chunks handed out
 	handOut := func() {
 		c := pool[out%len(pool)]
 		out++
 		left -= fill(c, left)
 		c.ready = make(chan struct{})
-		jobs <- c
+		qmu.Lock()
+		queue[qt%len(queue)] = c
+		qt++
+		qmu.Unlock()
+		jobs <- struct{}{}
 	}
 	pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
 	defer pprof.SetGoroutineLabels(roleOther)
@@ -361,7 +375,11 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		defer wg.Done()
 		w := x.newWorker()
 		pprof.SetGoroutineLabels(roleExpand)
-		for c := range jobs {
+		for range jobs {
+			qmu.Lock()
+			c := queue[qh%len(queue)]
+			qh++
+			qmu.Unlock()
 			w.expand(c)
 			close(c.ready)
 			mergeAhead()
