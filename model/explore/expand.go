@@ -3,10 +3,8 @@ package explore
 import (
 	"context"
 	"math/bits"
-	"runtime"
 	"runtime/pprof"
 	"sync"
-	"sync/atomic"
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
@@ -72,14 +70,12 @@ type chunk struct {
 	covered uint64
 	// With the visited set split into parts (expander.parts > 0): the
 	// fingerprints of the successors that are not self-loops, by part, in
-	// the chunk's order (pfp), and what each part's goroutine found for
-	// them (pres: the state's number within its part, newBit if the
-	// insert added it). ready is closed when the chunk is expanded; parts
-	// is done when every part has inserted its fingerprints.
+	// the chunk's order (pfp), and what each part's insert found for them
+	// (pres: the state's number within its part, newBit if the insert
+	// added it). ready is closed when the chunk is expanded.
 	pfp   [][]uint64
 	pres  [][]uint32
 	ready chan struct{}
-	parts sync.WaitGroup
 }
 
 // chunkStates is a chunk's states. 64 (a pool within one core's L2) was
@@ -107,7 +103,7 @@ type expander struct {
 	// widest states once, not once a level.
 	chunks []*chunk
 	// parts is how many parts the visited set is split into (0: it is not,
-	// and the merging goroutine inserts every fingerprint; else 2 or more).
+	// and the merge inserts every fingerprint; else 2 or more).
 	parts int
 }
 
@@ -252,14 +248,13 @@ func quietEdgeFlags(b model.Bounds, t model.Transition, swapped bool) uint8 {
 }
 
 // expandLevel expands every state of level and hands each chunk to merge,
-// in the level's order, on workers (1 or more) goroutines. With more than
-// one, goroutines expand chunks ahead while merge runs; stopped, read after
-// each merge, ends the level.
-// With the visited set in parts (x.parts > 0), one goroutine a part runs
-// insert(p, c) on each chunk, in the level's order, between its expansion
-// and its merge: a part sees its fingerprints in the order one goroutine
-// would insert them, so each state is new at the same successor as with
-// one worker.
+// in the level's order, on workers (1 or more) goroutines, this one among
+// them. With more than one, goroutines expand chunks ahead while another
+// merges; stopped, read after each merge, ends the level.
+// With the visited set in parts (x.parts > 0), insert(p, c) runs for each
+// part just before c's merge, by the merging worker: a part sees its
+// fingerprints in the order one goroutine would insert them, so each state
+// is new at the same successor as with one worker.
 func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int, c *chunk), merge func(*chunk), stopped func() bool) {
 	level.rewind()
 	fill := func(c *chunk, left int) int {
@@ -284,88 +279,128 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		return
 	}
 	parts := x.parts // 0, or two and more
-	// The merging goroutine hands out the chunks itself, round the pool
-	// in the level's order (chunk i of the level is pool[i%len(pool)]):
-	// each chunk again, refilled, as soon as it is merged, so no other
-	// goroutine has to be woken between a merge and the next expansion.
-	// At most the pool is out, so no send below waits. Any worker takes
-	// any chunk: keeping each chunk with one worker measured no faster,
-	// and pinning the workers' threads to CPUs slower.
+	// No goroutine only merges: the worker that expands a chunk merges it
+	// (the parts' inserts first) if every chunk before it is merged, and
+	// then every expanded chunk after it, in the level's order, while it
+	// holds seq; a worker that finds seq held goes on expanding, and
+	// whoever holds it looks again, on letting it go, for a chunk expanded
+	// meanwhile. A merging goroutine of its own sat runnable while both
+	// cores expanded, and each hand-off to it and back cost a wake-up.
+	// The merging worker hands out the chunks, round the pool in the
+	// level's order (chunk i of the level is pool[i%len(pool)]): each
+	// chunk again, refilled, as soon as it is merged. At most the pool is
+	// out, so no send below waits. Any worker takes any chunk: keeping
+	// each chunk with one worker measured no faster, and pinning the
+	// workers' threads to CPUs slower.
 	pool := x.chunkPool(2*workers + 2)
-	jobs := make(chan *chunk, len(pool))
-	toPart := make([]chan *chunk, parts)
-	for p := range toPart {
-		toPart[p] = make(chan *chunk, len(pool))
-	}
+	// A worker takes the next chunk in order when it runs, not when it
+	// starts waiting: jobs carries a token a chunk and queue the chunks.
+	// Sent to a waiting worker, a chunk was that worker's even while it
+	// was not running, and on one core the merging worker then expanded
+	// the rest of the pool and could merge none of it.
+	jobs := make(chan struct{}, len(pool))
+	var (
+		qmu    sync.Mutex
+		queue  = make([]*chunk, len(pool))
+		qh, qt int // queue's next to take, next to fill
+	)
 	left, out := level.count(), 0 // states not yet handed out; chunks handed out
 	handOut := func() {
 		c := pool[out%len(pool)]
 		out++
 		left -= fill(c, left)
 		c.ready = make(chan struct{})
-		c.parts.Add(parts)
-		for _, in := range toPart {
-			in <- c
-		}
-		jobs <- c
+		qmu.Lock()
+		queue[qt%len(queue)] = c
+		qt++
+		qmu.Unlock()
+		jobs <- struct{}{}
 	}
 	pprof.SetGoroutineLabels(roleMerge) // reading the level is the merge's work with one worker
 	defer pprof.SetGoroutineLabels(roleOther)
 	for out < len(pool) && left > 0 {
 		handOut()
 	}
-	var halt atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		w := x.newWorker()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pprof.SetGoroutineLabels(roleExpand)
-			for c := range jobs {
-				w.expand(c)
-				close(c.ready)
-				// Let the parts' inserts and the merge, just woken
-				// on this core, run before the next chunk: left
-				// runnable until a worker blocks, they run only once
-				// the pool is dry, and then alone, a core idle.
-				runtime.Gosched()
-			}
-		}()
+	if out == 0 {
+		return // an empty level: no merge would close jobs
 	}
-	for p, in := range toPart {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pprof.SetGoroutineLabels(roleInsert)
-			for c := range in {
-				<-c.ready
-				if !halt.Load() {
+	var (
+		seq    sync.Mutex
+		head   int  // the next chunk to merge; head, halt, closed and handOut's out and left are seq's
+		halt   bool // stopped: the chunks still out are expanded and dropped
+		closed bool
+	)
+	expanded := func(c *chunk) bool { return closedChan(c.ready) }
+	// mergeAhead merges every expanded chunk from head on, in order, if
+	// seq is free.
+	mergeAhead := func() {
+		for seq.TryLock() {
+			pprof.SetGoroutineLabels(roleMerge)
+			for ; head < out && expanded(pool[head%len(pool)]); head++ {
+				c := pool[head%len(pool)]
+				if halt {
+					continue
+				}
+				pprof.SetGoroutineLabels(roleInsert)
+				for p := range parts {
 					insert(p, c)
 				}
-				c.parts.Done()
+				pprof.SetGoroutineLabels(roleMerge)
+				merge(c)
+				halt = stopped()
+				if left > 0 && !halt {
+					handOut() // c again
+				}
 			}
-		}()
-	}
-	for i := 0; i < out; i++ {
-		c := pool[i%len(pool)]
-		<-c.ready
-		c.parts.Wait()
-		if !halt.Load() {
-			merge(c)
-			if stopped() {
-				halt.Store(true)
+			// The head chunk's ready, read while seq is held: once let
+			// go, another worker may merge it and hand it out anew.
+			var ready chan struct{}
+			if head < out {
+				ready = pool[head%len(pool)].ready
+			} else if !closed {
+				closed = true
+				close(jobs)
+			}
+			seq.Unlock()
+			pprof.SetGoroutineLabels(roleExpand)
+			// A worker that expanded the head chunk after the loop
+			// looked may have found seq held: look again.
+			if ready == nil || !closedChan(ready) {
+				return
 			}
 		}
-		if left > 0 && !halt.Load() {
-			handOut() // c again
+	}
+	var wg sync.WaitGroup
+	work := func() {
+		defer wg.Done()
+		w := x.newWorker()
+		pprof.SetGoroutineLabels(roleExpand)
+		for range jobs {
+			qmu.Lock()
+			c := queue[qh%len(queue)]
+			qh++
+			qmu.Unlock()
+			w.expand(c)
+			close(c.ready)
+			mergeAhead()
 		}
 	}
-	close(jobs)
-	for _, in := range toPart {
-		close(in)
+	wg.Add(workers)
+	for range workers - 1 {
+		go work()
 	}
+	work() // this goroutine is a worker too
 	wg.Wait()
+}
+
+// closedChan is whether ch is closed (a chunk's ready: expanded).
+func closedChan(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // chunkSize is how many states of a level the next chunk takes when left

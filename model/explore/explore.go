@@ -57,9 +57,9 @@ type Options struct {
 	// Workers is how many goroutines expand states (0 or 1: one). Every
 	// count visits the same states and finds the same traces: workers
 	// compute successors; with more than one, the visited set is split
-	// into as many parts by fingerprint, each inserted into by its own
-	// goroutine in the level's order; one goroutine merges the rest
-	// (numbers, links, the next level) in order.
+	// into as many parts by fingerprint; the worker that expands the
+	// level's next chunk in order inserts it into the parts and merges the
+	// rest (numbers, links, the next level).
 	Workers int
 	// Liveness keeps the quiet steps between states and, when the run
 	// exhausts the state space, checks convergence over the whole graph

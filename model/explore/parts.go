@@ -3,9 +3,9 @@ package explore
 import "sync/atomic"
 
 // visitedParts is the visited set split by fingerprint (partOf) into one
-// part a worker, each an fpSet or an fpTable that one goroutine alone
-// inserts into (expandLevel), so that the inserts, a fifth of one worker's
-// time, are shared between the cores too. A part numbers the states it
+// part a worker, each an fpSet or an fpTable. A part had a goroutine of its
+// own inserting into it; now the merging worker inserts into every part
+// just before the merge (expandLevel). A part numbers the states it
 // holds in the order they were inserted; the merge, which numbers states
 // in the order of the search, keeps each part's numbers' search numbers
 // (global) when the liveness graph in memory names states by them.

@@ -9,15 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A worker that has expanded a chunk lets the parts' inserts and the merge
-// run before it expands the next one, so that the merge keeps up and hands
-// out chunks while the workers work, instead of running only once every
-// chunk of the pool is expanded and waiting. On one core (GOMAXPROCS 1,
-// where nothing else can run them) the median merge finds at most two
-// chunks expanded and not merged, its own included (a preempted or
-// first-resumed worker makes a few more); a worker that kept the core
-// expanded the whole pool (six chunks) before the first merge, and the
-// median merge found four.
+// A worker that has expanded the chunk next in the level's order inserts
+// and merges it (and hands it out again) before it expands another, so that
+// the merge keeps up while the workers work, instead of running only once
+// every chunk of the pool is expanded. On one core (GOMAXPROCS 1) the
+// median merge finds at most two chunks expanded and not merged, its own
+// included; a worker that merged only when no chunk was left to expand
+// expanded the whole pool (six chunks) first, and the median merge found
+// three.
 func TestWorkerLetsTheMergeRunAfterEachChunk(t *testing.T) {
 	x, states := levelOf(t, 3000)
 	level := &frontier{}
