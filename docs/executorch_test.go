@@ -15,10 +15,11 @@ import (
 // records are committed as they came, and the page's figures are computed
 // again here from them, so a new run, or an edited figure, cannot leave the
 // page and the records apart.
-const (
-	etRecords = "testdata/bench/executorch.txt"
-	etRunNote = "testdata/bench/executorch.run"
-)
+// One run a machine: its records and its note.
+var etRuns = []struct{ records, note string }{
+	{"testdata/bench/executorch.txt", "testdata/bench/executorch.run"},
+	{"testdata/bench/executorch-xeon.txt", "testdata/bench/executorch-xeon.run"},
+}
 
 // etRun is the records of one run: each process's figures by tag, and the
 // cycles (a cycle holds one process of each tag, in a shuffled order).
@@ -131,18 +132,23 @@ func etFigures(r etRun) ([]string, error) {
 }
 
 // TestExecuTorchFiguresCurrent: benchmarks.md's ExecuTorch paragraph
-// quotes the committed run's medians, and the run note says how it was made.
+// quotes each committed run's medians, and each run note says how it was
+// made.
 func TestExecuTorchFiguresCurrent(t *testing.T) {
-	checkRunNote(t, etRunNote)
-	r, err := readETRun(etRecords)
-	if err != nil {
-		t.Fatal(err)
+	for _, run := range etRuns {
+		t.Run(run.records, func(t *testing.T) {
+			checkRunNote(t, run.note)
+			r, err := readETRun(run.records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			figs, err := etFigures(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkQuoted(t, "benchmarks.md", figs, run.records)
+		})
 	}
-	figs, err := etFigures(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkQuoted(t, "benchmarks.md", figs, etRecords)
 }
 
 // A record without a figure the page quotes fails instead of counting as 0.

@@ -19,7 +19,7 @@ import (
 // .run note says how it was made.
 var workersRuns = []struct{ records, note, machine string }{
 	{"testdata/explore/workers-xeon.txt", "testdata/explore/workers-xeon.run", "an Intel Xeon"},
-	{"testdata/explore/workers.txt", "testdata/explore/workers.run", "an AMD EPYC"},
+	{"testdata/explore/workers.txt", "testdata/explore/workers.run", "an AMD EPYC (before the merging worker)"},
 }
 
 // recordFields reads, from each line of name that starts with prefix, the
