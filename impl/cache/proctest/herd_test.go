@@ -4,6 +4,7 @@ package proctest_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -55,8 +56,10 @@ func TestHerdOnOnePath(t *testing.T) {
 
 	var n counts
 	fallbacks := 0
+	killWithin := 400 * time.Millisecond
 	for round := range pl.rounds {
 		kids := make([]*proctest.Child, pl.children)
+		start := time.Now()
 		for i := range kids {
 			kids[i], err = proctest.Start(exe, proctest.Job{ID: round*100 + i, Path: path, Launches: pl.launches,
 				Seed: seed + uint64(round), Kernels: strings.Join(herdKernels, "+")})
@@ -64,8 +67,9 @@ func TestHerdOnOnePath(t *testing.T) {
 		}
 		for _, i := range rng.Perm(pl.children)[:pl.kills] {
 			c := kids[i]
-			time.AfterFunc(time.Duration(rng.IntN(400))*time.Millisecond, c.Kill)
+			time.AfterFunc(time.Duration(rng.Int64N(int64(killWithin))), c.Kill)
 		}
+		shortest := time.Duration(math.MaxInt64)
 		for _, c := range kids {
 			o := c.Wait()
 			require.NoError(t, o.Err)
@@ -74,6 +78,7 @@ func TestHerdOnOnePath(t *testing.T) {
 				n.killed++
 			} else {
 				require.Len(t, o.Reports, pl.launches, "child %d finished without all its reports", o.Job.ID)
+				shortest = min(shortest, time.Since(start))
 			}
 			for _, r := range o.Reports {
 				checkReport(t, spec.FormatV3, r, want, &n)
@@ -83,6 +88,10 @@ func TestHerdOnOnePath(t *testing.T) {
 			}
 		}
 		checkFileValid(t, path)
+		// Kills drawn over 400 ms all came after the children had exited
+		// on a fast machine (killed=0 in one run of three): the next herd
+		// draws them within half the life of this one's shortest child.
+		killWithin = min(killWithin, max(shortest/2, time.Millisecond))
 	}
 	t.Logf("herds=%d processes=%d killed=%d launches=%d heap-fallbacks=%d (locked at load %d, busy at a reservation %d) warm=%d wrote=%d",
 		pl.rounds, n.children, n.killed, n.launches, fallbacks, n.locked, n.busy, n.warm, n.wrote)
