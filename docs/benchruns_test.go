@@ -59,13 +59,18 @@ func (s benchRunSet) figures() ([]string, error) {
 			}
 			vals[k] = append(vals[k], v)
 		}
-		core, _ := r["warm_load_core_ms"].(map[string]any)
-		v2, ok2 := core["v2"].(float64)
-		v3, ok3 := core["v3"].(float64)
-		if s.core && (!ok2 || !ok3 || v2 <= 0) {
-			return nil, fmt.Errorf("%s: no warm_load_core_ms for v2 and v3", f)
-		}
 		if s.core {
+			v2, err := r.in("warm_load_core_ms", "v2")
+			if err == nil && v2 <= 0 {
+				err = fmt.Errorf("warm_load_core_ms v2 is %v", v2)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			v3, err := r.in("warm_load_core_ms", "v3")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
 			vals["core"] = append(vals["core"], v3/v2)
 		}
 	}

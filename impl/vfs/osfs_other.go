@@ -2,10 +2,7 @@
 
 package vfs
 
-import (
-	"fmt"
-	"path/filepath"
-)
+import "fmt"
 
 // A platform without mmap and flock gets a heap-only build: every call that
 // would need them reports ErrNotSupported, which the cache turns into heap
@@ -29,12 +26,3 @@ func (o *osFile) Lock(mode LockMode, wait bool) error {
 func (o *osFile) Unlock() error { return nil }
 
 func (o *osFile) SyncData() error { return o.f.Sync() }
-
-// PopulateHeap does nothing here: MADV_POPULATE_WRITE is Linux's.
-func PopulateHeap(addr uintptr, n int) {}
-
-// evalDir is filepath.EvalSymlinks: the readlink fast path is Linux's.
-func evalDir(dir string) (string, error) { return filepath.EvalSymlinks(dir) }
-
-// notLink is false: Resolve asks os.Readlink.
-func notLink(string) bool { return false }

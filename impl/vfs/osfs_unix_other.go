@@ -2,10 +2,7 @@
 
 package vfs
 
-import (
-	"fmt"
-	"path/filepath"
-)
+import "fmt"
 
 // Allocate reports ErrNotSupported where there is no fallocate: extending
 // the file with ftruncate would leave a sparse range, and a store into a
@@ -16,12 +13,3 @@ func (o *osFile) Allocate(off, length int64) error {
 
 // SyncData falls back to fsync, which flushes at least as much.
 func (o *osFile) SyncData() error { return o.f.Sync() }
-
-// PopulateHeap does nothing here: MADV_POPULATE_WRITE is Linux's.
-func PopulateHeap(addr uintptr, n int) {}
-
-// evalDir is filepath.EvalSymlinks: the readlink fast path is Linux's.
-func evalDir(dir string) (string, error) { return filepath.EvalSymlinks(dir) }
-
-// notLink is false: Resolve asks os.Readlink.
-func notLink(string) bool { return false }
