@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"runtime/pprof"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xpwc/xpwc/model"
 	"github.com/xpwc/xpwc/spec"
@@ -281,10 +282,13 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	parts := x.parts // 0, or two and more
 	// No goroutine only merges: the worker that expands a chunk merges it
 	// (the parts' inserts first) if every chunk before it is merged, and
-	// then every expanded chunk after it, in the level's order, while it
-	// holds seq; a worker that finds seq held goes on expanding, and
-	// whoever holds it looks again, on letting it go, for a chunk expanded
-	// meanwhile. A merging goroutine of its own sat runnable while both
+	// then every expanded chunk after it, in the level's order. Each worker
+	// that has expanded a chunk adds one to calls; the one that raises it
+	// from 0 merges, the others go on expanding, and the merging worker
+	// looks again as long as calls it has not answered remain, so a chunk
+	// expanded while it merged is never left waiting for a merge (a mutex
+	// taken with TryLock left a window between its last look and its
+	// unlock). A merging goroutine of its own sat runnable while both
 	// cores expanded, and each hand-off to it and back cost a wake-up.
 	// The merging worker hands out the chunks, round the pool in the
 	// level's order (chunk i of the level is pool[i%len(pool)]): each
@@ -325,16 +329,21 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		return // an empty level: no merge would close jobs
 	}
 	var (
-		seq    sync.Mutex
-		head   int  // the next chunk to merge; head, halt, closed and handOut's out and left are seq's
-		halt   bool // stopped: the chunks still out are expanded and dropped
+		calls  atomic.Int64 // mergeAhead's calls since no worker merged: the one that made it 1 merges
+		head   int          // the next chunk to merge; head, halt, closed and handOut's out and left are the merging worker's
+		halt   bool         // stopped: the chunks still out are expanded and dropped
 		closed bool
 	)
 	expanded := func(c *chunk) bool { return closedChan(c.ready) }
-	// mergeAhead merges every expanded chunk from head on, in order, if
-	// seq is free.
+	// mergeAhead merges every expanded chunk from head on, in order,
+	// unless another worker is merging: that one looks again.
 	mergeAhead := func() {
-		for seq.TryLock() {
+		if calls.Add(1) > 1 {
+			return
+		}
+		// n is calls as the look starts: the look answers them all, and
+		// the worker stops merging only if no call came after.
+		for n := int64(1); ; n = calls.Load() {
 			pprof.SetGoroutineLabels(roleMerge)
 			for ; head < out && expanded(pool[head%len(pool)]); head++ {
 				c := pool[head%len(pool)]
@@ -352,20 +361,12 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 					handOut() // c again
 				}
 			}
-			// The head chunk's ready, read while seq is held: once let
-			// go, another worker may merge it and hand it out anew.
-			var ready chan struct{}
-			if head < out {
-				ready = pool[head%len(pool)].ready
-			} else if !closed {
+			if head == out && !closed {
 				closed = true
 				close(jobs)
 			}
-			seq.Unlock()
-			pprof.SetGoroutineLabels(roleExpand)
-			// A worker that expanded the head chunk after the loop
-			// looked may have found seq held: look again.
-			if ready == nil || !closedChan(ready) {
+			if calls.CompareAndSwap(n, 0) {
+				pprof.SetGoroutineLabels(roleExpand)
 				return
 			}
 		}
