@@ -285,7 +285,7 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 	// then every expanded chunk after it, in the level's order. Each worker
 	// that has expanded a chunk adds one to calls; the one that raises it
 	// from 0 merges, the others go on expanding, and the merging worker
-	// looks again as long as calls it has not answered remain, so a chunk
+	// looks again until no call came since its look began, so a chunk
 	// expanded while it merged is never left waiting for a merge (a mutex
 	// taken with TryLock left a window between its last look and its
 	// unlock). A merging goroutine of its own sat runnable while both
