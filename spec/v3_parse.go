@@ -90,11 +90,10 @@ func (p Parser) ParseV3(r io.ReaderAt, size int64) (*V3File, error) {
 	return f, nil
 }
 
-// ParseV3Into is ParseV3 into *f, which it overwrites (on an error, with
-// what is unspecified). A caller with f on its stack allocates no V3File:
-// in a fresh process that object was the first of its size, a new span
-// whose first pages faulted, 3-4 us of a warm v3 load
-// (BenchmarkWarmLoadCore1184 in impl/cache, fresh processes).
+// ParseV3Into is ParseV3 into *f, which it overwrites; on an error *f is
+// left as it was. A caller with f on its stack allocates no V3File: in a
+// fresh process that object was the first of its size, a new span whose
+// first pages faulted, 3-4 us of a warm v3 load's core.
 func (p Parser) ParseV3Into(f *V3File, r io.ReaderAt, size int64) error {
 	commits, slotErrs, err := ReadCommitSlots(r, size)
 	if err != nil {

@@ -252,6 +252,8 @@ func TestParseV3IntoAllocatesNoV3File(t *testing.T) {
 	require.NoError(t, err)
 	rotten := bytes.Clone(b.File)
 	rotten[newest.Commit.IndexOff+20] ^= 1
+	older, err := parseV3(rotten)
+	require.NoError(t, err)
 	for name, file := range map[string][]byte{"newest": b.File, "fallback": rotten} {
 		r, size := bytes.NewReader(file), int64(len(file))
 		want, err := spec.ParseV3(r, size)
@@ -259,6 +261,13 @@ func TestParseV3IntoAllocatesNoV3File(t *testing.T) {
 		var got spec.V3File
 		require.NoError(t, spec.Parser{}.ParseV3Into(&got, r, size), name)
 		require.Equal(t, *want, got, name)
+		// An error (both indexes rotten: after a parse of each) leaves
+		// *f as it was.
+		bad := bytes.Clone(rotten)
+		bad[older.Commit.IndexOff+20] ^= 1
+		kept := got
+		require.ErrorIs(t, spec.Parser{}.ParseV3Into(&got, bytes.NewReader(bad), size), spec.ErrChecksum, name)
+		require.Equal(t, kept, got, name)
 		heap := testing.AllocsPerRun(20, func() { _, _ = spec.ParseV3(r, size) })
 		stack := testing.AllocsPerRun(20, func() {
 			var v spec.V3File
@@ -266,9 +275,5 @@ func TestParseV3IntoAllocatesNoV3File(t *testing.T) {
 		})
 		require.Equal(t, heap-1, stack, name)
 	}
-	require.Equal(t, uint64(1), func() uint64 {
-		v, err := parseV3(rotten)
-		require.NoError(t, err)
-		return v.Commit.Generation
-	}(), "the rotten file loads its older commit")
+	require.Equal(t, uint64(1), older.Commit.Generation, "the rotten file loads its older commit")
 }
