@@ -7,16 +7,18 @@ import (
 )
 
 // castagnoli is the CRC32C table. crc32 uses the SSE4.2/ARMv8 instructions
-// for it; it checksums the small structures (commit slots, index blocks).
+// for it; it checksums the small structures (commit slots, index blocks),
+// and on amd64 an index is folded with VPCLMULQDQ where the CPU has it
+// (updateCRC32C).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // CRC32C returns the CRC32C (Castagnoli) of b: the checksum v3 uses for
 // commit slots and index blocks.
-func CRC32C(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func CRC32C(b []byte) uint32 { return updateCRC32C(0, b) }
 
 // UpdateCRC32C continues a CRC32C over more bytes, for data written or read
 // in pieces.
-func UpdateCRC32C(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+func UpdateCRC32C(crc uint32, b []byte) uint32 { return updateCRC32C(crc, b) }
 
 // DataChecksum is the checksum of an entry's data bytes that a v3 index
 // stores (Entry.CRC) and that the commit slot's data checksum field names

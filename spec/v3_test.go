@@ -238,3 +238,42 @@ func TestDetectFormatBounds(t *testing.T) {
 		require.Equal(t, tc.off, fe.Off, tc.name)
 	}
 }
+
+// TestParseV3IntoAllocatesNoV3File: ParseV3Into fills the caller's V3File
+// as ParseV3 returns one, also when it falls back to the older commit (the
+// newest index rotted), with one allocation fewer: the V3File, which a
+// warm load keeps on its stack. Storing f beyond the call fails it.
+func TestParseV3IntoAllocatesNoV3File(t *testing.T) {
+	b := spectest.NewV3(4096)
+	ws := spectest.Weights(6, 5000, 3)
+	b.Save(ws[:4])
+	b.Save(ws[4:])
+	newest, err := parseV3(b.File)
+	require.NoError(t, err)
+	rotten := bytes.Clone(b.File)
+	rotten[newest.Commit.IndexOff+20] ^= 1
+	older, err := parseV3(rotten)
+	require.NoError(t, err)
+	for name, file := range map[string][]byte{"newest": b.File, "fallback": rotten} {
+		r, size := bytes.NewReader(file), int64(len(file))
+		want, err := spec.ParseV3(r, size)
+		require.NoError(t, err, name)
+		var got spec.V3File
+		require.NoError(t, spec.Parser{}.ParseV3Into(&got, r, size), name)
+		require.Equal(t, *want, got, name)
+		// An error (both indexes rotten: after a parse of each) leaves
+		// *f as it was.
+		bad := bytes.Clone(rotten)
+		bad[older.Commit.IndexOff+20] ^= 1
+		kept := got
+		require.ErrorIs(t, spec.Parser{}.ParseV3Into(&got, bytes.NewReader(bad), size), spec.ErrChecksum, name)
+		require.Equal(t, kept, got, name)
+		heap := testing.AllocsPerRun(20, func() { _, _ = spec.ParseV3(r, size) })
+		stack := testing.AllocsPerRun(20, func() {
+			var v spec.V3File
+			_ = spec.Parser{}.ParseV3Into(&v, r, size)
+		})
+		require.Equal(t, heap-1, stack, name)
+	}
+	require.Equal(t, uint64(1), older.Commit.Generation, "the rotten file loads its older commit")
+}

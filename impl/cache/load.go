@@ -114,8 +114,8 @@ func (c *Cache) parseAt(f vfs.File, r io.ReaderAt, size int64, prefetch func(lo,
 	}
 	// ParseV3 falls back to the previous commit only when the newest index
 	// is corrupt; an I/O error comes back as such (G2, G8).
-	v, err := parser.ParseV3(r, size)
-	if err != nil {
+	var v spec.V3File // on the stack: see ParseV3Into
+	if err := parser.ParseV3Into(&v, r, size); err != nil {
 		return nil, err
 	}
 	return &committedFile{

@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,5 +168,42 @@ func TestMatchesEveryFieldTheIndexDoesNot(t *testing.T) {
 			t.Fatalf("field %s of a kind matches does not know", f.Name)
 		}
 		require.False(t, c.matches(e, k), "a key differing only in %s", f.Name)
+	}
+}
+
+// TestV3NameHashSpreads: in v3 mode the index hashes the weight and the
+// bias names, and tells a name's split: keys sharing their weight name
+// (or their bias name), and every split of one string between weight
+// and bias, hash apart, as the llama-1184 preset's keys do. A hash that
+// dropped either part, or hashed the two as one string, would put such
+// keys in one probe run (found still, each after a linear scan).
+func TestV3NameHashSpreads(t *testing.T) {
+	var idx nameIndex
+	idx.init(false)
+	seen := map[uint64]spec.Key{}
+	add := func(k spec.Key) {
+		h, _ := idx.hash(k.Weight, k.Bias)
+		if o, dup := seen[h]; dup {
+			t.Fatalf("%q+%q and %q+%q hash alike", o.Weight, o.Bias, k.Weight, k.Bias)
+		}
+		seen[h] = k
+	}
+	long := strings.Repeat("blk.17.ffn_gate.weight", 3)
+	for i := 0; i <= len(long); i++ {
+		add(spec.Key{Weight: long[:i], Bias: long[i:]})
+	}
+	for i := range 1000 {
+		n := strconv.Itoa(i)
+		add(spec.Key{Weight: "output.weight", Bias: "b" + n})
+		add(spec.Key{Weight: "w" + n, Bias: "output.bias"})
+	}
+	// Names in the manner of the llama-1184 preset's.
+	for blk := range 74 {
+		for _, half := range []string{"a", "b"} {
+			for _, op := range []string{"attn_q", "attn_k", "attn_v", "attn_o", "ffn_gate", "ffn_up", "ffn_down"} {
+				n := fmt.Sprintf("blk.%d.%s.%s", blk, half, op)
+				add(spec.Key{Weight: n + ".weight", Bias: n + ".bias"})
+			}
+		}
 	}
 }
