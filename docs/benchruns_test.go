@@ -24,6 +24,7 @@ type benchRunSet struct {
 var benchRunSets = []benchRunSet{
 	{dir: "testdata/bench/avx2", note: "avx2.run", simd: "avx2-fma", cpu: "AMD EPYC", label: "on the AVX2 path"},
 	{dir: "testdata/bench/xeon", note: "xeon.run", simd: "avx512f", cpu: "Xeon", label: "on an Intel Xeon", core: true},
+	{dir: "testdata/bench/xeon-avx2", note: "xeon-avx2.run", simd: "avx2-fma", cpu: "Xeon", label: "on its AVX2 path"},
 }
 
 // figures renders what benchmarks.md quotes of the set.
