@@ -280,10 +280,10 @@ func (x *expander) expandLevel(level levelQueue, workers int, insert func(p int,
 		return
 	}
 	parts := x.parts // 0, or two and more
-	// No goroutine only merges: the worker that expands a chunk merges it
-	// (the parts' inserts first) if every chunk before it is merged, and
-	// then every expanded chunk after it, in the level's order. Each worker
-	// that has expanded a chunk adds one to calls; the one that raises it
+	// No goroutine only merges: a worker that has expanded a chunk merges
+	// every expanded chunk from the next unmerged one on (the parts'
+	// inserts first), in the level's order, unless another worker is
+	// merging. Each such worker adds one to calls; the one that raises it
 	// from 0 merges, the others go on expanding, and the merging worker
 	// looks again until no call came since its look began, so a chunk
 	// expanded while it merged is never left waiting for a merge (a mutex

@@ -57,8 +57,8 @@ type Options struct {
 	// Workers is how many goroutines expand states (0 or 1: one). Every
 	// count visits the same states and finds the same traces: workers
 	// compute successors; with more than one, the visited set is split
-	// into as many parts by fingerprint; the worker that expands the
-	// level's next chunk in order inserts it into the parts and merges the
+	// into as many parts by fingerprint; one worker at a time inserts the
+	// expanded chunks, in the level's order, into the parts and merges the
 	// rest (numbers, links, the next level).
 	Workers int
 	// Liveness keeps the quiet steps between states and, when the run
