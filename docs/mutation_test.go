@@ -8,13 +8,21 @@ import (
 	"testing"
 )
 
-// mutationRow is one row of a mutation table in mutation.md: the counts
-// after any "by hand" step ("a → b" reads b) and the percentages quoted.
+// mutationCounts are a mutation table row's counts after any "by hand"
+// step ("a → b" reads b).
+type mutationCounts struct{ killed, lived, timedOut, notCovered int }
+
+func (c mutationCounts) String() string {
+	return fmt.Sprintf("%d/%d/%d/%d", c.killed, c.lived, c.timedOut, c.notCovered)
+}
+
+// mutationRow is one row of a mutation table in mutation.md: its counts
+// and the percentages quoted.
 type mutationRow struct {
-	name                                string
-	killed, lived, timedOut, notCovered int
-	efficacy, coverage                  float64
-	total                               bool // a bold row: the table's sum
+	name string
+	mutationCounts
+	efficacy, coverage float64
+	total              bool // a bold row: the table's sum
 }
 
 // mutationCount reads a count cell, "12" or "12 → 14" (the last number).
@@ -87,7 +95,7 @@ func mutationProblems(tables [][]mutationRow) []string {
 	pct := func(a, b int) float64 { return 100 * float64(a) / float64(b) }
 	totals := map[string]mutationRow{}
 	for _, tab := range tables {
-		var sum mutationRow
+		var sum mutationCounts
 		for _, r := range tab {
 			if got := pct(r.killed, r.killed+r.lived); math.Abs(got-r.efficacy) > 0.005 {
 				problems = append(problems, fmt.Sprintf("%s: efficacy %.2f %% quoted, its counts give %.2f %%", r.name, r.efficacy, got))
@@ -102,9 +110,8 @@ func mutationProblems(tables [][]mutationRow) []string {
 				sum.notCovered += r.notCovered
 				continue
 			}
-			if r.killed != sum.killed || r.lived != sum.lived || r.timedOut != sum.timedOut || r.notCovered != sum.notCovered {
-				problems = append(problems, fmt.Sprintf("%s: total %d/%d/%d/%d, its rows sum to %d/%d/%d/%d",
-					r.name, r.killed, r.lived, r.timedOut, r.notCovered, sum.killed, sum.lived, sum.timedOut, sum.notCovered))
+			if r.mutationCounts != sum {
+				problems = append(problems, fmt.Sprintf("%s: total %v, its rows sum to %v", r.name, r.mutationCounts, sum))
 			}
 			totals[r.name] = r
 		}
@@ -115,9 +122,8 @@ func mutationProblems(tables [][]mutationRow) []string {
 			if !ok {
 				continue
 			}
-			if r.killed != t.killed || r.lived != t.lived || r.timedOut != t.timedOut || r.notCovered != t.notCovered {
-				problems = append(problems, fmt.Sprintf("%s: summary %d/%d/%d/%d, its section %d/%d/%d/%d",
-					r.name, r.killed, r.lived, r.timedOut, r.notCovered, t.killed, t.lived, t.timedOut, t.notCovered))
+			if r.mutationCounts != t.mutationCounts {
+				problems = append(problems, fmt.Sprintf("%s: summary %v, its section %v", r.name, r.mutationCounts, t.mutationCounts))
 			}
 		}
 	}
