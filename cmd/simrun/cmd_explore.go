@@ -154,6 +154,10 @@ func cmdExplore(e *env, args []string) int {
 		opts.Progress = e.stderr
 	}
 	out := counterexamples{mermaid: *mermaid, dir: *scenarios}
+	if err := out.makeDir(); err != nil {
+		fmt.Fprintf(e.stderr, "simrun explore: --scenarios: %v\n", err)
+		return exitUsage
+	}
 	if *all {
 		return exploreAll(e, opts, *asJSON, out)
 	}

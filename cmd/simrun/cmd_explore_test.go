@@ -162,6 +162,27 @@ func TestExploreLivenessLasso(t *testing.T) {
 	assert.Equal(t, exitOK, rc, rout.String()+rerr.String())
 }
 
+// --scenarios into a directory that does not exist yet makes it, as
+// simrun random does with --out, instead of exploring and then failing on
+// the first write; one that cannot be made is an error before the search.
+func TestExploreScenariosMakesItsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "cex")
+	code, _, errs := runExplore(t, "--design", "repack-to-heap", "--programs", "1", "--kernels", "2", "--sources", "1",
+		"--foreign=false", "--depth", "0", "--quiet", "--scenarios", dir)
+	require.Equal(t, exitProblem, code, errs)
+	assert.NotContains(t, errs, "no such file", errs)
+	_, err := os.Stat(filepath.Join(dir, "repack-to-heap-I4-converge-lasso"))
+	assert.NoError(t, err)
+
+	// One that cannot be made is said before the search, naming the flag.
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	code, _, errs = runExplore(t, "--design", "repack-to-heap", "--depth", "4", "--scenarios", filepath.Join(file, "cex"))
+	assert.Equal(t, exitUsage, code, errs)
+	assert.Contains(t, errs, "--scenarios: mkdir")
+	assert.NotContains(t, errs, "done:", "no search ran")
+}
+
 // --all at bounds too small for a design's bug says which flags reach it
 // instead of failing or staying silent.
 func TestExploreAllNamesWhatBoundsMiss(t *testing.T) {

@@ -19,6 +19,16 @@ type counterexamples struct {
 	dir     string
 }
 
+// makeDir makes the scenario directory, if one is asked for, before the
+// exploration: a missing one is made (as simrun random makes --out), and
+// one that cannot be made is reported before minutes of search, not after.
+func (c counterexamples) makeDir() error {
+	if c.dir == "" {
+		return nil
+	}
+	return os.MkdirAll(c.dir, 0o755)
+}
+
 func (c counterexamples) write(e *env, d model.Design, r explore.Result) error {
 	if !c.mermaid && c.dir == "" {
 		return nil
