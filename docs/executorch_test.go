@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // benchmarks.md compares xpwc's warm load with ExecuTorch's own loader,
@@ -21,10 +23,11 @@ var etRuns = []struct{ records, note string }{
 	{"testdata/bench/executorch-xeon.txt", "testdata/bench/executorch-xeon.run"},
 }
 
-// etRun is the records of one run: each process's figures by tag, and the
-// cycles (a cycle holds one process of each tag, in a shuffled order).
+// etRun is the records of one run: its cycles, each one process of each of
+// its tags in a shuffled order. A run may hold two kinds of cycle, the
+// loaders' cores and the launches, so that no core runs right after a
+// launch (a process then pays for the memory the launch freed).
 type etRun struct {
-	byTag  map[string][]map[string]float64
 	cycles []map[string]map[string]float64
 }
 
@@ -36,7 +39,7 @@ func readETRun(name string) (etRun, error) {
 		return etRun{}, err
 	}
 	defer f.Close()
-	r := etRun{byTag: map[string][]map[string]float64{}}
+	var r etRun
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		tag, rec, _ := strings.Cut(sc.Text(), " ")
@@ -51,16 +54,21 @@ func readETRun(name string) (etRun, error) {
 		if err := json.Unmarshal([]byte(rec), &v); err != nil {
 			return etRun{}, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		r.byTag[tag] = append(r.byTag[tag], v)
 		r.cycles[len(r.cycles)-1][tag] = v
 	}
 	return r, sc.Err()
 }
 
-// median is the median of tag's field over the run's processes.
-func (r etRun) median(tag, field string) (float64, error) {
+// median is the median of tag's field over the cycles that also ran a
+// beside process: ExecuTorch's core is compared with the cycles of xpwc's
+// cores, its whole warm start with those of the launches.
+func (r etRun) median(tag, field, beside string) (float64, error) {
 	var v []float64
-	for _, rec := range r.byTag[tag] {
+	for _, c := range r.cycles {
+		rec, ok := c[tag]
+		if _, with := c[beside]; !ok || !with {
+			continue
+		}
 		x, ok := rec[field]
 		if !ok {
 			return 0, fmt.Errorf("a %s record without %s", tag, field)
@@ -68,9 +76,20 @@ func (r etRun) median(tag, field string) (float64, error) {
 		v = append(v, x)
 	}
 	if len(v) == 0 {
-		return 0, fmt.Errorf("no %s records", tag)
+		return 0, fmt.Errorf("no %s records beside %s", tag, beside)
 	}
 	return medianOf(v), nil
+}
+
+// count is the number of cycles that ran tag.
+func (r etRun) count(tag string) int {
+	n := 0
+	for _, c := range r.cycles {
+		if _, ok := c[tag]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 // pairedMedian is the median over the cycles of a's field over b's: a ratio
@@ -101,8 +120,8 @@ func medianOf(v []float64) float64 {
 // etFigures renders the figures benchmarks.md quotes, as it quotes them.
 func etFigures(r etRun) ([]string, error) {
 	var errs []error
-	med := func(tag, field string) float64 {
-		m, err := r.median(tag, field)
+	med := func(tag, field, beside string) float64 {
+		m, err := r.median(tag, field, beside)
 		errs = append(errs, err)
 		return m
 	}
@@ -111,12 +130,16 @@ func etFigures(r etRun) ([]string, error) {
 		errs = append(errs, err)
 		return m
 	}
-	etCore, etWhole := med("et", "core_cpu_ms"), med("et", "whole_cpu_ms")
-	v2, v3 := med("core-v2", "core_cpu_ms"), med("core-v3", "core_cpu_ms")
-	l2, l3 := med("launch-v2", "init_cpu_ms"), med("launch-v3", "init_cpu_ms")
+	etCore, etWhole := med("et", "core_cpu_ms", "core-v2"), med("et", "whole_cpu_ms", "launch-v2")
+	v2, v3 := med("core-v2", "core_cpu_ms", "et"), med("core-v3", "core_cpu_ms", "et")
+	l2, l3 := med("launch-v2", "init_cpu_ms", "et"), med("launch-v3", "init_cpu_ms", "et")
 	v3v2 := paired("core-v3", "core-v2", "core_cpu_ms")
+	cycles := fmt.Sprintf("%d cycles", len(r.cycles))
+	if cores, launches := r.count("core-v2"), r.count("launch-v2"); cores+launches == len(r.cycles) {
+		cycles = fmt.Sprintf("%d cycles of the cores, then %d of the launches", cores, launches)
+	}
 	figs := []string{
-		fmt.Sprintf("%d cycles", len(r.cycles)),
+		cycles,
 		fmt.Sprintf("ExecuTorch's core %.2f ms", etCore),
 		fmt.Sprintf("xpwc **v2 %.2f×, v3 %.2f×**", v2/etCore, v3/etCore),
 		fmt.Sprintf("v3 / v2 in a cycle %.2f", v3v2),
@@ -167,6 +190,32 @@ func TestExecuTorchFiguresNeedTheirFields(t *testing.T) {
 	if _, err := etFigures(r); err == nil || !strings.Contains(err.Error(), "whole_cpu_ms") {
 		t.Errorf("without whole_cpu_ms: %v", err)
 	}
+}
+
+// A run in phases compares ExecuTorch's core with its processes beside
+// xpwc's cores and its whole warm start with those beside the launches, and
+// says how many cycles each phase had.
+func TestExecuTorchPhasesKeptApart(t *testing.T) {
+	name := t.TempDir() + "/r.txt"
+	recs := "load 0.5\net {\"core_cpu_ms\":1,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n" +
+		"load 0.5\net {\"core_cpu_ms\":2,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":2}\ncore-v3 {\"core_cpu_ms\":2}\n" +
+		"load 0.5\net {\"core_cpu_ms\":9,\"whole_cpu_ms\":4}\nlaunch-v2 {\"init_cpu_ms\":2}\nlaunch-v3 {\"init_cpu_ms\":2}\n"
+	if err := os.WriteFile(name, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readETRun(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := etFigures(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"2 cycles of the cores, then 1 of the launches", "ExecuTorch's core 1.50 ms", "xpwc **v2 1.00×, v3 1.00×**",
+		"v3 / v2 in a cycle 1.00", "its whole warm start 4.00 ms", "`init_cpu_ms` **v2 0.50×, v3 0.50×**",
+	}
+	assert.Equal(t, want, figs)
 }
 
 // checkRunNote fails t unless the run note name says each of what a reader
