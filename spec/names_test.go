@@ -32,7 +32,7 @@ func TestNameBytes(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, v2NameBytes(tc.indexLen, tc.count), "v2: index %d, count %d", tc.indexLen, tc.count)
 	}
-	a := newNameArena(v3NameBytes(1024*V3MinEntrySize, 1024), nil)
+	a := newNameArena(v3NameBytes(1024*V3MinEntrySize, 1024), 0, nil)
 	got := AllocatedBytes(func() { a.add([]byte("w\x00")) })
 	require.Equal(t, uint64(4096), got, "the first name's buffer")
 	got = AllocatedBytes(func() {

@@ -70,24 +70,51 @@ func parseAs(format string, p Parser, b []byte) ([]Entry, error) {
 // TestParserPopulateHandsWhatItFills: a parse from memory (names copied
 // into its arena) hands Parser.Populate the memory of every Entry and
 // every name it returns, in a few calls, each within one handed range.
+// The v3 names are nameLen+1 bytes (weight and separator), so the
+// lengths give entries of 3, 0, 7 and 6 bytes of padding: less than
+// v3LikelyPadding's 3 bytes an entry, the last names are handed too.
 func TestParserPopulateHandsWhatItFills(t *testing.T) {
 	const n = 3*populateEntries + 100 // several steps of Entries
-	for format, b := range populateFiles(n, 40) {
-		var h handed
-		entries, err := parseAs(format, Parser{Populate: h.populate}, b)
-		require.NoError(t, err, format)
-		require.Len(t, entries, n)
-		for i := range entries {
-			require.True(t, h.covers(rawmem.Region(entries[i:i+1])), "%s: entry %d not handed", format, i)
-			name := rawmem.StringBytes(entries[i].Key.Weight)
-			require.True(t, h.covers(rawmem.Region(name)), "%s: name %d not handed", format, i)
+	for _, nameLen := range []int{40, 43, 44, 45} {
+		for format, b := range populateFiles(n, nameLen) {
+			var h handed
+			entries, err := parseAs(format, Parser{Populate: h.populate}, b)
+			require.NoError(t, err, format)
+			require.Len(t, entries, n)
+			for i := range entries {
+				require.True(t, h.covers(rawmem.Region(entries[i:i+1])), "%s: entry %d not handed", format, i)
+				name := rawmem.StringBytes(entries[i].Key.Weight)
+				require.True(t, h.covers(rawmem.Region(name)), "%s, names of %d: name %d not handed", format, nameLen, i)
+			}
+			require.LessOrEqual(t, len(h.ranges), n/populateEntries+1+4, "%s: calls", format)
+			// The same parse without Populate decodes the same entries.
+			plain, err := parseAs(format, Parser{}, b)
+			require.NoError(t, err)
+			require.Equal(t, plain, entries, format)
 		}
-		require.LessOrEqual(t, len(h.ranges), n/populateEntries+1+4, "%s: calls", format)
-		// The same parse without Populate decodes the same entries.
-		plain, err := parseAs(format, Parser{}, b)
-		require.NoError(t, err)
-		require.Equal(t, plain, entries, format)
 	}
+}
+
+// TestParserPopulateSparesV3Padding: a v3 name arena is sized for the
+// index's bytes less the entries' fixed fields, padding included. What
+// Populate is handed of it ends where names of at least the likely
+// padding end, not a padding's worth (here 3 bytes an entry) further.
+func TestParserPopulateSparesV3Padding(t *testing.T) {
+	const n = 1000
+	b := populateFiles(n, 40)["v3"] // 41-byte names: 3 bytes of padding each
+	var h handed
+	entries, err := parseAs("v3", Parser{Populate: h.populate}, b)
+	require.NoError(t, err)
+	first, _ := rawmem.Region(rawmem.StringBytes(entries[0].Key.Weight))
+	lastAt, lastLen := rawmem.Region(rawmem.StringBytes(entries[n-1].Key.Weight))
+	namesEnd := lastAt + uintptr(lastLen) + 1 // the separator
+	for _, r := range h.ranges {
+		if r[0] <= first && first < r[1] {
+			require.LessOrEqual(t, r[1], namesEnd, "names end %d bytes into the arena, handed to %d", namesEnd-first, r[1]-first)
+			return
+		}
+	}
+	t.Fatal("the names were not handed")
 }
 
 // TestParserPopulateBoundedByWhatItDecodes (G7): an index whose count is

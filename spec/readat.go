@@ -74,9 +74,20 @@ type nameArena struct {
 	left  uint64 // the most name bytes the index can hold beyond those in earlier buffers
 	fresh *fresh // nil: no Parser.Populate
 	ready int    // buf[:ready] was handed to fresh; with no fresh, cap(buf)
+	// pad is how many bytes of the bound are most likely not names (v3:
+	// entry padding). The buffer that holds the rest of the bound is
+	// handed without them until a name reaches them: a llama-1184 v3
+	// arena was handed a page (of 14) no name reached, a fault's worth of
+	// a fresh process's time.
+	pad  int
+	last bool // buf holds the rest of the bound
 }
 
-func newNameArena(bound uint64, f *fresh) *nameArena { return &nameArena{left: bound, fresh: f} }
+// newNameArena returns an arena for at most bound name bytes, of which pad
+// are most likely not names.
+func newNameArena(bound uint64, pad int, f *fresh) *nameArena {
+	return &nameArena{left: bound, pad: pad, fresh: f}
+}
 
 // add copies name, which is not empty, into the arena and returns it as a
 // string. It inlines: a name that fits the buffer (with Populate, the
@@ -98,6 +109,7 @@ func (a *nameArena) addSlow(name []byte) string {
 		// forged one gets chunks, each filled before the next is made.
 		a.left -= min(a.left, uint64(len(a.buf)))
 		a.buf = make([]byte, 0, int(max(min(a.left, nameChunk), uint64(len(name)))))
+		a.last = uint64(cap(a.buf)) >= a.left
 		a.ready = 0
 		if a.fresh == nil {
 			a.ready = cap(a.buf)
@@ -106,6 +118,10 @@ func (a *nameArena) addSlow(name []byte) string {
 	start := len(a.buf)
 	if end := start + len(name); a.fresh != nil && end > a.ready {
 		a.ready = min(cap(a.buf), end+populateStep)
+		if likely := cap(a.buf) - a.pad; a.last && a.ready == cap(a.buf) && end <= likely {
+			// The tail is handed (once) if a name reaches it.
+			a.ready = likely
+		}
 		a.fresh.hand(a.buf[start:a.ready])
 	}
 	a.buf = append(a.buf, name...)

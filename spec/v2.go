@@ -179,7 +179,7 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 	if count > MaxEntries {
 		return nil, 0, ferr(w.hi+8, "entry_count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(v2NameBytes(indexLen, count), fr)
+	names := newNameArena(v2NameBytes(indexLen, count), 0, fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
 	starts := newStartMap(V2Alignment, f.IndexStart)

@@ -106,7 +106,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 	if count > MaxEntries {
 		return nil, 0, ferr(pos+8, "count", count, ErrTooManyEntries)
 	}
-	names := newNameArena(v3NameBytes(body, count), fr)
+	names := newNameArena(v3NameBytes(body, count), v3LikelyPadding(count), fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
 	uniq := newNameSet(count, parsedV3Name)
 	starts := newStartMap(bd.page, bd.size)
@@ -215,6 +215,12 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 func v3NameBytes(body, count uint64) uint64 {
 	return min(body-count*V3EntryFixedSize, count*(2*MaxNameLen+1))
 }
+
+// v3LikelyPadding is how many of v3NameBytes' bytes are most likely
+// entries' padding, not names: 3 an entry, the 0-7 bytes' mean rounded
+// down, so that names of spread lengths seldom reach past it (and one
+// that does only faults in the rest on its first write).
+func v3LikelyPadding(count uint64) int { return int(min(count, MaxEntries) * 3) }
 
 // zeroTail reports whether the last n bytes of b, n at most 7, are zero,
 // reading them as the top of b's last 8 bytes when b has that many.
