@@ -126,3 +126,34 @@ func TestLoadPopulatesTheIndexItDecodes(t *testing.T) {
 		})
 	}
 }
+
+// readsUnder records the ReadAt calls that start below off.
+type readsUnder struct {
+	off   int64
+	reads [][2]int64
+}
+
+func (r *readsUnder) MaybeError(op errorfs.Op) error {
+	if op.Kind == errorfs.OpReadAt && op.Off < r.off {
+		r.reads = append(r.reads, [2]int64{op.Off, op.Len})
+	}
+	return nil
+}
+
+func (r *readsUnder) String() string { return "readsUnder" }
+
+// A v3 load reads the file's first 1 KiB, where the format check finds the
+// magic and the parse the commit slots, with one read.
+func TestV3LoadReadsTheCommitSlotsOnce(t *testing.T) {
+	path := tempPath(t)
+	ks := keys(5, 1)
+	process(t, cache.Options{Path: path}, ks)
+	rec := &readsUnder{off: 2 * spec.V3SlotSize}
+	c, err := cache.Open(cache.Options{Path: path, FS: errorfs.Wrap(vfs.OS(), rec)})
+	require.NoError(t, err)
+	require.NoError(t, c.InitializeForProgram("P"))
+	require.Equal(t, spec.LoadOK, c.Stats().Load, "%v", c.Stats().LoadErr)
+	require.Equal(t, [][2]int64{{0, 2 * spec.V3SlotSize}}, rec.reads)
+	require.NoError(t, c.Finalize())
+	require.NoError(t, c.Close())
+}
