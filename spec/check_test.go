@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,6 +187,41 @@ func TestNameHashEveryByteCounts(t *testing.T) {
 		if n > 0 {
 			require.NotEqual(t, h, nameHash(b[:n-1]), "length %d vs %d", n, n-1)
 		}
+	}
+}
+
+// TestNamePairHashEveryByteAndSplitCounts: for both parts of every length
+// up to 40 bytes, changing any one byte of either changes the hash, and
+// every split of one 60-byte string between the two parts hashes apart.
+func TestNamePairHashEveryByteAndSplitCounts(t *testing.T) {
+	const seed = 0x1234
+	for nw := range 41 {
+		for nb := range 41 {
+			w, b := make([]byte, nw), make([]byte, nb)
+			for i := range w {
+				w[i] = byte('a' + i%26)
+			}
+			for i := range b {
+				b[i] = byte('A' + i%26)
+			}
+			h := NamePairHash(seed, w, b)
+			for _, part := range [][]byte{w, b} {
+				for i := range part {
+					part[i] ^= 1
+					require.NotEqual(t, h, NamePairHash(seed, w, b), "lengths %d+%d, byte %d of %q", nw, nb, i, part)
+					part[i] ^= 1
+				}
+			}
+		}
+	}
+	s := []byte(strings.Repeat("blk.17.ffn_gate.weight", 3)[:60])
+	seen := map[uint64]int{}
+	for i := range len(s) + 1 {
+		h := NamePairHash(seed, s[:i], s[i:])
+		if j, dup := seen[h]; dup {
+			t.Fatalf("splits at %d and %d hash alike", j, i)
+		}
+		seen[h] = i
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 // allocates nothing (TestLookUpAllocatesNothing).
 type nameIndex struct {
 	seed   maphash.Seed // concat mode's
-	wseed  uint64       // else: spec.NameHash's
+	wseed  uint64       // else: spec.NamePairHash's
 	concat bool
 	// slots and tags have a power-of-two length. A tag is 0 for a slot
 	// never used, 1 for one whose entry was removed (probes go on past
@@ -53,16 +53,16 @@ func (t *nameIndex) init(concat bool) {
 func (t *nameIndex) len() int { return t.n }
 
 // hash hashes the name (w, b). In concat mode the bytes hashed are those
-// of w+b; else w is hashed from the index's random seed and b from w's
-// hash, with spec.NameHash: a few multiplies a name, where a maphash call
-// for each part cost about 57 instructions more a hash (a streaming
+// of w+b; else both parts are hashed from the index's random seed with
+// spec.NamePairHash: a few multiplies a name, where a maphash call for
+// each part cost about 57 instructions more a hash (a streaming
 // maphash.Hash, which copies both names first, more again).
 func (t *nameIndex) hash(w, b string) (slot uint64, tag uint32) {
 	var s uint64
 	if t.concat {
 		s = t.concatHash(w, b)
 	} else {
-		s = spec.NameHash(spec.NameHash(t.wseed, rawmem.StringBytes(w)), rawmem.StringBytes(b))
+		s = spec.NamePairHash(t.wseed, rawmem.StringBytes(w), rawmem.StringBytes(b))
 	}
 	return s, max(uint32(s>>32), tagRemoved+1)
 }
