@@ -115,7 +115,7 @@ func TestCheckUniqueNamesMatchesNaive(t *testing.T) {
 			}
 			seen[e.Key.Weight] = true
 		}
-		name := func(e *Entry) string { return e.Key.Weight }
+		name := weightName
 		require.Equal(t, want, checkUniqueNames(entries, name), "iteration %d", iter)
 		// Fed one entry at a time, as the parsers do.
 		ns := newNameSet(uint64(len(entries)), name)
@@ -162,7 +162,7 @@ func TestCheckUniqueNamesPartitioned(t *testing.T) {
 				seen[e.Key.Weight] = true
 			}
 		}
-		name := func(e *Entry) string { return e.Key.Weight }
+		name := weightName
 		require.Equal(t, want, checkUniqueNamesFrom(entries, name, 2), "iteration %d", iter)
 		require.Equal(t, want, checkUniqueNamesFrom(entries, name, n+1), "iteration %d, direct", iter)
 	}
@@ -225,14 +225,14 @@ func TestNamePairHashEveryByteAndSplitCounts(t *testing.T) {
 	}
 }
 
-// distinctNames returns n entries with distinct weight names, and the name
-// function the check tests use.
-func distinctNames(n int) ([]Entry, func(*Entry) string) {
+// distinctNames returns n entries with distinct weight names, and the kind
+// of name the check tests use.
+func distinctNames(n int) ([]Entry, nameOf) {
 	entries := make([]Entry, n)
 	for i := range entries {
 		entries[i].Key.Weight = "layers." + itoa(i) + ".attention.wq.weight"
 	}
-	return entries, func(e *Entry) string { return e.Key.Weight }
+	return entries, weightName
 }
 
 // TestNameSetStrategy: a nameSet partitions from partitionMin entries on
@@ -288,7 +288,7 @@ func TestNameSetTableBytes(t *testing.T) {
 		entries, name := distinctNames(n)
 		s := newNameSet(uint64(n), name)
 		for i := range entries {
-			s.add([]byte(name(&entries[i])))
+			s.add([]byte(name.of(&entries[i])))
 		}
 		dup := 0
 		got := least(func() { dup = s.firstDup(entries) })
@@ -300,7 +300,7 @@ func TestNameSetTableBytes(t *testing.T) {
 	entries, name := distinctNames(256)
 	s := newNameSetFrom(256, name, 2)
 	for i := range entries {
-		s.add([]byte(name(&entries[i])))
+		s.add([]byte(name.of(&entries[i])))
 	}
 	require.Len(t, s.counts, 1)
 	dup := 0
@@ -320,7 +320,7 @@ func TestNameSetTableBytes(t *testing.T) {
 	got = least(func() {
 		s = newNameSet(n, name)
 		for i := range entries {
-			s.add([]byte(name(&entries[i])))
+			s.add([]byte(name.of(&entries[i])))
 		}
 		dup = s.firstDup(entries)
 	})

@@ -62,7 +62,7 @@ func BenchmarkV3LoadChecks(b *testing.B) {
 	})
 	b.Run("names", func(b *testing.B) {
 		for b.Loop() {
-			s := newNameSet(n, parsedV3Name)
+			s := newNameSet(n, v3Name)
 			for i := range parsed {
 				s.add([]byte(parsedV3Name(&parsed[i])))
 			}

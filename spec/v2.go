@@ -181,7 +181,7 @@ func decodeV2Entries(w *window, f V2Footer, fr *fresh) (entries []Entry, live ui
 	}
 	names := newNameArena(v2NameBytes(indexLen, count), 0, fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
-	uniq := newNameSet(count, func(e *Entry) string { return e.Key.Weight })
+	uniq := newNameSet(count, weightName)
 	starts := newStartMap(V2Alignment, f.IndexStart)
 	good := 0 // entries fully decoded and checked
 	pos := int64(f.IndexStart)

@@ -402,3 +402,25 @@ func TestReadCommitSlotsBounds(t *testing.T) {
 		requireAt(t, fieldAt{"generation", int64(pos)*spec.V3SlotSize + 16, 0}, fe)
 	}
 }
+
+// A v3 name is the weight name, the separator and the bias name: two
+// entries that share a weight name and differ in the bias name are two
+// names, and only the same pair twice is a duplicate.
+func TestV3DuplicateNameIsTheWholeName(t *testing.T) {
+	for _, tc := range []struct {
+		bias2 string
+		dup   bool
+	}{{"b2", false}, {"b1", true}} {
+		index := spec.EncodeV3Index([]spec.Entry{
+			{Key: spec.Key{Weight: "w", Bias: "b1"}, Offset: 4096, Size: 1},
+			{Key: spec.Key{Weight: "w", Bias: tc.bias2}, Offset: 8192, Size: 1},
+		})
+		f := v3File(2, index, nil)
+		_, err := spec.ParseV3(spec.Bytes(f), int64(len(f)))
+		if tc.dup {
+			require.ErrorIs(t, err, spec.ErrDuplicateName)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+}

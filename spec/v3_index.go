@@ -108,7 +108,7 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 	}
 	names := newNameArena(v3NameBytes(body, count), v3LikelyPadding(count), fr)
 	entries = make([]Entry, 0, min(count, preallocEntries))
-	uniq := newNameSet(count, parsedV3Name)
+	uniq := newNameSet(count, v3Name)
 	starts := newStartMap(bd.page, bd.size)
 	pos += V3IndexHeaderSize
 	for range count {
