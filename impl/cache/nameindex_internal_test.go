@@ -207,3 +207,26 @@ func TestV3NameHashSpreads(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexLastIsTheSameKey: the entry found last is returned again
+// only for the same key strings. A look-up right after it of another name
+// of the same lengths finds its own entry, and the same name in other
+// memory finds the same entry, in both modes.
+func TestNameIndexLastIsTheSameKey(t *testing.T) {
+	for _, concat := range []bool{false, true} {
+		var idx nameIndex
+		idx.init(concat)
+		buf := []byte("blk.0.a.attn_q.weightblk.0.a.attn_k.weightbias")
+		w1, w2, b := string(buf[:21]), string(buf[21:42]), string(buf[42:])
+		e1 := &entry{rec: &spec.Entry{Key: spec.Key{Weight: w1, Bias: b}}}
+		e2 := &entry{rec: &spec.Entry{Key: spec.Key{Weight: w2, Bias: b}}}
+		idx.put(e1)
+		idx.put(e2)
+		require.Same(t, e1, idx.get(w1, b), "concat %v", concat)
+		require.Same(t, e2, idx.get(w2, b), "concat %v: the next name, after the first", concat)
+		require.Same(t, e2, idx.get(w2, b), "concat %v: again", concat)
+		w1copy := strings.Clone(w1)
+		require.Same(t, e1, idx.get(w1copy, b), "concat %v: the first name in other memory", concat)
+		require.Nil(t, idx.get(w1, b+"x"), "concat %v", concat)
+	}
+}
