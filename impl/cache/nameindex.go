@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"iter"
 	"math/rand/v2"
-	"unsafe"
 
 	"github.com/xpwc/xpwc/internal/rawmem"
 	"github.com/xpwc/xpwc/spec"
@@ -107,7 +106,7 @@ func (t *nameIndex) concatHash(w, b string) uint64 {
 // sameString reports whether a and b are the same bytes: of one length
 // and at one address (or empty), so equal without reading them.
 func sameString(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
+	return len(a) == len(b) && (len(a) == 0 || rawmem.Base(rawmem.StringBytes(a)) == rawmem.Base(rawmem.StringBytes(b)))
 }
 
 // same reports whether e's name is (w, b).
