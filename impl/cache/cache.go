@@ -163,6 +163,11 @@ type Cache struct {
 	carriedNames map[entryName]struct{}
 
 	active string // program being initialized, "" if none
+	// activeIDs is programs[active] (nil with no active program), kept by
+	// setActive: every look-up of a launch adds to it, and finding it in
+	// programs by name cost a string hash and probe each time, 110
+	// instructions a look-up (a twentieth of a warm core).
+	activeIDs *idSet
 	// initialized: InitializeForProgram ran once, so the file was loaded
 	// (or found unusable) and look-ups see what it holds.
 	initialized bool
@@ -492,11 +497,20 @@ func (c *Cache) releaseIfUnused(e *entry) {
 
 // ref adds e to the active program's set.
 func (c *Cache) ref(e *entry) {
-	if c.active == "" {
+	if c.activeIDs == nil {
 		return
 	}
-	if c.programs[c.active].add(e.id) {
+	if c.activeIDs.add(e.id) {
 		e.refs++
+	}
+}
+
+// setActive makes program ("" for none) the active one; its set must be
+// in programs already.
+func (c *Cache) setActive(program string) {
+	c.active, c.activeIDs = program, nil
+	if program != "" {
+		c.activeIDs = c.programs[program]
 	}
 }
 

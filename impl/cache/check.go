@@ -26,6 +26,9 @@ func (c *Cache) Check() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInconsistent, fmt.Sprintf(format, args...))
 	}
+	if want := c.programs[c.active]; c.activeIDs != want || c.active != "" && want == nil {
+		return bad("the active program %q's set is not its entry in programs", c.active)
+	}
 	refs := map[uint64]int{}
 	for p, set := range c.programs {
 		for id := range set.all() {

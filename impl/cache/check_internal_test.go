@@ -37,6 +37,14 @@ func committedCache(t *testing.T) (*Cache, *entry) {
 // Check is what every test of this package runs at cleanup; each of these
 // breaks one invariant of a consistent cache and expects Check to name it.
 func TestCheckCatchesBrokenState(t *testing.T) {
+	t.Run("active program's set is not its own", func(t *testing.T) {
+		c, _ := committedCache(t)
+		require.NoError(t, c.InitializeForProgram("Q"))
+		c.activeIDs = c.programs["P"]
+		err := c.Check()
+		require.ErrorIs(t, err, ErrInconsistent)
+		require.ErrorContains(t, err, `the active program "Q"'s set is not its entry in programs`)
+	})
 	t.Run("misaligned file entry", func(t *testing.T) {
 		c, e := committedCache(t)
 		e.rec.Offset++
@@ -61,4 +69,17 @@ func TestCheckCatchesBrokenState(t *testing.T) {
 		require.ErrorIs(t, err, ErrInconsistent)
 		require.ErrorContains(t, err, `file lists "w+w_b", which the cache neither holds nor dropped`)
 	})
+}
+
+// A program deleted while it is active takes no more references: a look-up
+// after DeleteProgram finds its weight but adds it to no program's set,
+// and the entry keeps only the references of the programs still live.
+func TestDeletedActiveProgramTakesNoReferences(t *testing.T) {
+	c, e := committedCache(t)
+	require.NoError(t, c.InitializeForProgram("Q"))
+	require.NoError(t, c.DeleteProgram("Q"))
+	_, hit := c.LookUp(*e.key())
+	require.True(t, hit)
+	require.Equal(t, int32(1), e.refs, "P's reference only")
+	require.NoError(t, c.Check())
 }

@@ -37,15 +37,16 @@ func (c *Cache) InitializeForProgram(program string) error {
 	if c.fileReason == "" && c.w == nil {
 		reason = c.load()
 	}
-	c.active, c.initialized = program, true
-	c.finalized = false
-	c.blocked = reason
-	c.lastLookupUnnamed = false
 	if c.programs[program] == nil {
 		// Room for every id made so far, as a warm launch uses every
 		// indexed entry: its look-ups then allocate nothing.
 		c.programs[program] = newIDSet(c.nextID)
 	}
+	c.setActive(program)
+	c.initialized = true
+	c.finalized = false
+	c.blocked = reason
+	c.lastLookupUnnamed = false
 	return nil
 }
 
@@ -65,7 +66,7 @@ func (c *Cache) Finalize() error {
 	}
 	// The walks start once the commit below has merged what it found.
 	defer c.startWalks()
-	c.active = ""
+	c.setActive("")
 	c.finalized = true
 	c.finishRegions(true)
 	// Space reserved and never inserted is dropped: heap memory to the
@@ -217,7 +218,7 @@ func (c *Cache) DeleteProgram(program string) error {
 	}
 	delete(c.programs, program)
 	if c.active == program {
-		c.active = ""
+		c.setActive("")
 	}
 	// In any order: each step touches only its own entry (a reference, the
 	// index slot it holds, its handle).

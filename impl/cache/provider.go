@@ -63,7 +63,7 @@ func (c *Cache) find(k spec.Key) (*entry, RepackReason) {
 	if !c.matches(e, k) {
 		return nil, mismatchReason(e, k)
 	}
-	if e.place == inHeap && c.active != "" && c.blocked == "" && c.writable() && !c.programs[c.active].has(e.id) {
+	if e.place == inHeap && c.active != "" && c.blocked == "" && c.writable() && !c.activeIDs.has(e.id) {
 		// A heap packing made when the file could not be used (a busy
 		// lock, a failed reservation), held by another loaded program
 		// (DeleteProgram unindexes it otherwise): this launch can write
