@@ -176,8 +176,8 @@ func decodeV3Index(w *window, bd v3Bounds, fr *fresh) (entries []Entry, live uin
 		// never persisted. Both names must be valid tensor names (at most
 		// MaxNameLen, no separator). This is SplitName and ValidTensorName
 		// in one scan of the name.
-		sep := bytes.IndexByte(name, 0)
-		if sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen || hasNUL(name[sep+1:]) {
+		sep, one := oneNUL(name)
+		if !one || sep <= 0 || sep > MaxNameLen || len(name)-sep-1 > MaxNameLen {
 			return entries[:good], 0, ferr(pos+V3EntryFixedSize, "name", uint64(nameLen), ErrBadName)
 		}
 		full := w.name(name, names)
@@ -237,6 +237,13 @@ func zeroTail(b []byte, n int) bool {
 	// below 64, so no check for a larger count is compiled in: n == 0
 	// shifts the top bit out, n == 7 keeps the top 7 bytes.
 	return binary.LittleEndian.Uint64(b[len(b)-8:])>>1>>((63-8*uint(n))&63) == 0
+}
+
+// oneNULGo returns the index of name's first zero byte (-1 if none) and
+// whether it is the only one.
+func oneNULGo(name []byte) (sep int, one bool) {
+	sep = bytes.IndexByte(name, 0)
+	return sep, sep >= 0 && !hasNUL(name[sep+1:])
 }
 
 // hasNUL reports whether b holds a zero byte. It reads b 8 bytes at a
