@@ -228,5 +228,13 @@ func TestNameIndexLastIsTheSameKey(t *testing.T) {
 		w1copy := strings.Clone(w1)
 		require.Same(t, e1, idx.get(w1copy, b), "concat %v: the first name in other memory", concat)
 		require.Nil(t, idx.get(w1, b+"x"), "concat %v", concat)
+		// A prefix of the last key's memory is another key, and so is an
+		// empty bias after a non-empty one: the same address is not enough.
+		mem := "blk.0.a.attn_q.weight"
+		long, short := &entry{rec: &spec.Entry{Key: spec.Key{Weight: mem, Bias: "x"}}}, &entry{rec: &spec.Entry{Key: spec.Key{Weight: mem[:5]}}}
+		idx.put(long)
+		idx.put(short)
+		require.Same(t, long, idx.get(mem, "x"), "concat %v", concat)
+		require.Same(t, short, idx.get(mem[:5], ""), "concat %v: a prefix after the whole", concat)
 	}
 }
