@@ -79,8 +79,7 @@ type nameArena struct {
 	// handed without them until a name reaches them: a llama-1184 v3
 	// arena was handed a page (of 14) no name reached, a fault's worth of
 	// a fresh process's time.
-	pad  int
-	last bool // buf holds the rest of the bound
+	pad int
 }
 
 // newNameArena returns an arena for at most bound name bytes, of which pad
@@ -109,7 +108,6 @@ func (a *nameArena) addSlow(name []byte) string {
 		// forged one gets chunks, each filled before the next is made.
 		a.left -= min(a.left, uint64(len(a.buf)))
 		a.buf = make([]byte, 0, int(max(min(a.left, nameChunk), uint64(len(name)))))
-		a.last = uint64(cap(a.buf)) >= a.left
 		a.ready = 0
 		if a.fresh == nil {
 			a.ready = cap(a.buf)
@@ -118,7 +116,9 @@ func (a *nameArena) addSlow(name []byte) string {
 	start := len(a.buf)
 	if end := start + len(name); a.fresh != nil && end > a.ready {
 		a.ready = min(cap(a.buf), end+populateStep)
-		if likely := cap(a.buf) - a.pad; a.last && a.ready == cap(a.buf) && end <= likely {
+		// buf holds the rest of the bound when its capacity reaches left,
+		// which changes only when a new buffer is made.
+		if likely := cap(a.buf) - a.pad; uint64(cap(a.buf)) >= a.left && a.ready == cap(a.buf) && end <= likely {
 			// The tail is handed (once) if a name reaches it.
 			a.ready = likely
 		}
