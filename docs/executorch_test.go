@@ -194,17 +194,8 @@ func TestExecuTorchFiguresCurrent(t *testing.T) {
 
 // A record without a figure the page quotes fails instead of counting as 0.
 func TestExecuTorchFiguresNeedTheirFields(t *testing.T) {
-	dir := t.TempDir()
-	name := dir + "/r.txt"
-	recs := "load 0.5\net {\"core_cpu_ms\":2}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n" +
-		"launch-v2 {\"init_cpu_ms\":3}\nlaunch-v3 {\"init_cpu_ms\":3}\n"
-	if err := os.WriteFile(name, []byte(recs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := readETRun(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := etRunOf(t, "load 0.5\net {\"core_cpu_ms\":2}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n"+
+		"launch-v2 {\"init_cpu_ms\":3}\nlaunch-v3 {\"init_cpu_ms\":3}\n")
 	if _, err := etFigures(r); err == nil || !strings.Contains(err.Error(), "whole_cpu_ms") {
 		t.Errorf("without whole_cpu_ms: %v", err)
 	}
@@ -215,19 +206,11 @@ func TestExecuTorchFiguresNeedTheirFields(t *testing.T) {
 // says how many cycles each phase had, and gives v3 / v2 of the cycles of
 // xpwc's cores alone apart.
 func TestExecuTorchPhasesKeptApart(t *testing.T) {
-	name := t.TempDir() + "/r.txt"
-	recs := "load 0.5\ncore-v2 {\"core_cpu_ms\":4}\ncore-v3 {\"core_cpu_ms\":2}\n" +
-		"load 0.5\ncore-v2 {\"core_cpu_ms\":4}\ncore-v3 {\"core_cpu_ms\":2}\n" +
-		"load 0.5\net {\"core_cpu_ms\":1,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n" +
-		"load 0.5\net {\"core_cpu_ms\":2,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":2}\ncore-v3 {\"core_cpu_ms\":2}\n" +
-		"load 0.5\net {\"core_cpu_ms\":9,\"whole_cpu_ms\":4}\nlaunch-v2 {\"init_cpu_ms\":2}\nlaunch-v3 {\"init_cpu_ms\":2}\n"
-	if err := os.WriteFile(name, []byte(recs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := readETRun(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := etRunOf(t, "load 0.5\ncore-v2 {\"core_cpu_ms\":4}\ncore-v3 {\"core_cpu_ms\":2}\n"+
+		"load 0.5\ncore-v2 {\"core_cpu_ms\":4}\ncore-v3 {\"core_cpu_ms\":2}\n"+
+		"load 0.5\net {\"core_cpu_ms\":1,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":1}\ncore-v3 {\"core_cpu_ms\":1}\n"+
+		"load 0.5\net {\"core_cpu_ms\":2,\"whole_cpu_ms\":3}\ncore-v2 {\"core_cpu_ms\":2}\ncore-v3 {\"core_cpu_ms\":2}\n"+
+		"load 0.5\net {\"core_cpu_ms\":9,\"whole_cpu_ms\":4}\nlaunch-v2 {\"init_cpu_ms\":2}\nlaunch-v3 {\"init_cpu_ms\":2}\n")
 	figs, err := etFigures(r)
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +221,20 @@ func TestExecuTorchPhasesKeptApart(t *testing.T) {
 		"2 cycles of xpwc's two cores alone: v3 / v2 0.50",
 	}
 	assert.Equal(t, want, figs)
+}
+
+// etRunOf reads recs, records as a run's file holds them.
+func etRunOf(t *testing.T, recs string) etRun {
+	t.Helper()
+	name := t.TempDir() + "/r.txt"
+	if err := os.WriteFile(name, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readETRun(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // checkRunNote fails t unless the run note name says each of what a reader
