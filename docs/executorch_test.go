@@ -157,6 +157,16 @@ func etFigures(r etRun) ([]string, error) {
 		fmt.Sprintf("its whole warm start %.2f ms", etWhole),
 		fmt.Sprintf("`init_cpu_ms` **v2 %.2f×, v3 %.2f×**", l2/etWhole, l3/etWhole),
 	}
+	if _, err := r.median("et", "core_proc_cpu_ms", "core-v2"); err == nil {
+		// The process's CPU (getrusage), where *_cpu_ms is the timed
+		// thread's: xpwc's has Go's runtime threads beside it.
+		etProc := med("et", "core_proc_cpu_ms", "core-v2")
+		a := fmt.Sprintf("%.2f", med("core-v2", "core_proc_cpu_ms", "et")/etProc)
+		if b := fmt.Sprintf("%.2f", med("core-v3", "core_proc_cpu_ms", "et")/etProc); b != a {
+			a += "–" + b
+		}
+		figs = append(figs, "the process takes "+a+"×")
+	}
 	if alone > 0 {
 		// ExecuTorch's loader reads the v2 file's index in each of its
 		// cycles, where xpwc's v2 core finds it in the CPU's caches.
